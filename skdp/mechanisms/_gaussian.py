@@ -1,0 +1,150 @@
+"""The Gaussian mechanism with three calibrations of sigma."""
+
+import math
+
+import numpy as np
+from scipy import optimize, special
+
+from skdp.mechanisms._base import Mechanism
+from skdp.utils import check_delta, check_epsilon, check_random_state, check_sensitivity
+
+CALIBRATIONS = ("analytic", "classic", "simple")
+
+
+def gaussian_delta(sigma, epsilon, sensitivity=1.0):
+    """The exact delta of the Gaussian mechanism with noise ``sigma`` at ``epsilon``.
+
+    delta(sigma) = Phi(D/2s - eps s/D) - e^eps Phi(-D/2s - eps s/D)  (Balle & Wang
+    2018, Theorem 8), evaluated in log space so that large epsilon does not overflow.
+    """
+    if sigma <= 0:
+        return 1.0
+    a = sensitivity / (2 * sigma)
+    b = epsilon * sigma / sensitivity
+    first = special.ndtr(a - b)
+    second = math.exp(epsilon + special.log_ndtr(-a - b))
+    return max(first - second, 0.0)
+
+
+def analytic_sigma(epsilon, delta, sensitivity=1.0):
+    """Smallest sigma with ``gaussian_delta(sigma) <= delta`` (Balle & Wang 2018).
+
+    delta(sigma) decreases in sigma, so the root is bracketed and found with Brent's
+    method; the result is then nudged up until the exact condition holds in floating
+    point, so the returned sigma is always valid (never below the true root).
+    """
+
+    def excess(log_sigma):
+        return gaussian_delta(math.exp(log_sigma), epsilon, sensitivity) - delta
+
+    lo, hi = math.log(sensitivity) - 10.0, math.log(sensitivity) + 10.0
+    while excess(lo) < 0:
+        lo -= 10.0
+    while excess(hi) > 0:
+        hi += 10.0
+    log_sigma = optimize.brentq(excess, lo, hi, xtol=1e-14, rtol=1e-14)
+    sigma = math.exp(log_sigma)
+    while gaussian_delta(sigma, epsilon, sensitivity) > delta:
+        sigma = math.nextafter(sigma, math.inf) * (1 + 1e-12)
+    return sigma
+
+
+class GaussianMechanism(Mechanism):
+    """(epsilon, delta)-DP Gaussian mechanism for values with bounded L2 sensitivity.
+
+    Parameters
+    ----------
+    epsilon : float
+        In (0, inf]. ``inf`` adds no noise.
+    delta : float
+        In (0, 1).
+    sensitivity : float, default=1.0
+        L2 sensitivity of the released vector.
+    calibration : {"analytic", "classic", "simple"}, default="analytic"
+        How sigma is chosen:
+
+        - ``"analytic"`` (Balle & Wang 2018): the smallest sigma satisfying the exact
+          condition, valid for every epsilon; 20-37% less noise than the others at
+          epsilon <= 1.
+        - ``"classic"`` (Dwork & Roth 2014, Thm A.1):
+          ``sigma = D sqrt(2 ln(1.25/delta)) / eps``; valid only for eps < 1, so a
+          larger epsilon raises ValueError.
+        - ``"simple"`` (the seed note): ``sigma^2 = D^2 (2 ln(1/delta) + eps) / eps^2``;
+          proven there for eps, delta in (0, 1), so a larger epsilon raises too.
+
+    Attributes
+    ----------
+    sigma : float
+        Noise standard deviation per coordinate.
+    variance : float
+        ``sigma ** 2``.
+
+    Notes
+    -----
+    Every calibration satisfies (Balle & Wang 2018, Thm 8), for sensitivity D:
+    Phi(D/2s - eps s/D) - e^eps Phi(-D/2s - eps s/D) <= delta, which is necessary
+    and sufficient; the tests check it over a grid. Noise is drawn with numpy's
+    floating-point normal sampler; unlike :class:`LaplaceMechanism` no lattice
+    defence against floating-point attacks is applied.
+
+    References
+    ----------
+    Balle & Wang (2018). Improving the Gaussian mechanism for differential privacy:
+    analytical calibration and optimal denoising. ICML.
+
+    Examples
+    --------
+    >>> from skdp.mechanisms import GaussianMechanism
+    >>> round(GaussianMechanism(epsilon=1.0, delta=1e-5).sigma, 2)
+    3.73
+    """
+
+    def __init__(self, epsilon, delta, sensitivity=1.0, calibration="analytic"):
+        self.epsilon = check_epsilon(epsilon)
+        self.delta = check_delta(delta, allow_zero=False)
+        self.sensitivity = check_sensitivity(sensitivity)
+        if calibration not in CALIBRATIONS:
+            raise ValueError(
+                f"calibration must be one of {CALIBRATIONS}, got {calibration!r}."
+            )
+        self.calibration = calibration
+        self.sigma = self._calibrate()
+
+    def _repr_params(self):
+        return {
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "sensitivity": self.sensitivity,
+            "calibration": self.calibration,
+        }
+
+    def _calibrate(self):
+        eps, delta, sens = self.epsilon, self.delta, self.sensitivity
+        if math.isinf(eps):
+            return 0.0
+        if self.calibration == "analytic":
+            return analytic_sigma(eps, delta, sens)
+        if eps >= 1:
+            raise ValueError(
+                f"calibration={self.calibration!r} is only valid for epsilon < 1, got "
+                f"epsilon={eps}; use calibration='analytic'."
+            )
+        if self.calibration == "classic":
+            return sens * math.sqrt(2 * math.log(1.25 / delta)) / eps
+        return sens * math.sqrt(2 * math.log(1 / delta) + eps) / eps
+
+    @property
+    def variance(self):
+        return self.sigma**2
+
+    def sample_noise(self, size, random_state=None):
+        rng = check_random_state(random_state)
+        return rng.normal(0.0, self.sigma, size=size) if self.sigma else np.zeros(size)
+
+    def randomize(self, value, random_state=None):
+        """Return ``value`` (scalar or array) plus i.i.d. N(0, sigma^2) noise."""
+        value = np.asarray(value, dtype=np.float64)
+        if not np.all(np.isfinite(value)):
+            raise ValueError("value must be finite to be randomized.")
+        out = value + self.sample_noise(value.shape, random_state)
+        return float(out) if out.ndim == 0 else out
