@@ -161,7 +161,7 @@ def track_budget(epsilon=None, delta=0.0):
     --------
     >>> from skdp.accounting import track_budget, record_spend, PrivacyBudget
     >>> with track_budget(epsilon=1.0) as acc:
-    ...     record_spend(PrivacyBudget(0.25), "demo")
+    ...     _ = record_spend(PrivacyBudget(0.25), "demo")
     >>> acc.total
     PrivacyBudget(epsilon=0.25, delta=0.0)
     """
