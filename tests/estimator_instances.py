@@ -11,3 +11,27 @@ INSTANCE_FACTORIES = {}
 
 # maps (class name, check name) -> reason; each becomes an expected failure
 EXPECTED_FAILED_CHECKS = {}
+
+
+# --- skdp.preprocessing (issue 4) ---
+def _private_label_classifiers():
+    from sklearn.linear_model import LogisticRegression
+
+    from skdp.preprocessing import (
+        ExponentialLabelRelease,
+        PrivateLabelClassifier,
+        RandomizedResponse,
+    )
+
+    # fixed privatizer seeds: the checks compare repeated fits
+    return [
+        PrivateLabelClassifier(
+            LogisticRegression(), RandomizedResponse(epsilon=5.0, random_state=0)
+        ),
+        PrivateLabelClassifier(
+            LogisticRegression(), ExponentialLabelRelease(epsilon=10.0, random_state=0)
+        ),
+    ]
+
+
+INSTANCE_FACTORIES["PrivateLabelClassifier"] = _private_label_classifiers
