@@ -1,6 +1,7 @@
 """Bundled data (UCI Adult) and synthetic generators with declared bounds."""
 
 from skdp.datasets._adult import load_adult
+from skdp.datasets._census import load_census
 from skdp.datasets._synthetic import (
     make_private_classification,
     make_private_regression,
@@ -9,6 +10,7 @@ from skdp.datasets._synthetic import (
 
 __all__ = [
     "load_adult",
+    "load_census",
     "make_private_classification",
     "make_private_regression",
     "split_columns",

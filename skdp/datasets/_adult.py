@@ -1,6 +1,7 @@
 """UCI Adult, bundled with the package (CC BY 4.0; see data/ADULT_LICENSE.txt)."""
 
 import csv
+import functools
 import gzip
 from importlib import resources
 
@@ -23,15 +24,16 @@ _FILES = {"train": "adult.data.gz", "test": "adult.test.gz"}
 _SPLITS = ("train", "test", "all")
 
 
+@functools.cache  # the raw rows are never modified, so they can be shared
 def _read_split(filename):
     path = resources.files("skdp.datasets") / "data" / filename
     with path.open("rb") as raw, gzip.open(raw, "rt", encoding="ascii") as text:
         rows = [
-            [cell.strip() for cell in row]
+            tuple(cell.strip() for cell in row)
             for row in csv.reader(text)
             if len(row) == len(FEATURE_NAMES) + 1  # skips blank and comment lines
         ]
-    return rows
+    return tuple(rows)
 
 
 def load_adult(*, split="train", drop_missing=False, as_frame=False, return_X_y=False):

