@@ -126,6 +126,19 @@ class RandomizedResponseMechanism(Mechanism):
         out = np.where(change, (codes + offset) % self.n_categories, codes)
         return out.astype(codes.dtype, copy=False)
 
+    def frequency_variance(self, frequencies, n_reports):
+        """Variance of the raw estimate per category, given the true frequencies.
+
+        The randomness is the mechanism's only (the data set is fixed): a record of
+        category j reports j with probability p, any other record with probability
+        q, so Var(lambda_j) = (pi_j p (1 - p) + (1 - pi_j) q (1 - q)) / n, and
+        pi_hat_j = (lambda_j - q) / (p - q) divides that by (p - q)^2.
+        """
+        pi = np.asarray(frequencies, dtype=np.float64)
+        p, q = self.p_keep, self.p_change
+        var_lambda = (pi * p * (1 - p) + (1 - pi) * q * (1 - q)) / n_reports
+        return var_lambda / (p - q) ** 2
+
     def estimate_frequencies(self, codes=None, *, counts=None, project=False):
         """Unbiased estimate of the true category frequencies from reports.
 

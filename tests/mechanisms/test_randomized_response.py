@@ -45,6 +45,11 @@ def test_frequency_estimator_unbiased_and_projection():
         [mech.estimate_frequencies(mech.randomize(codes, rng)) for _ in range(reps)]
     )
     se = estimates.std(axis=0, ddof=1) / math.sqrt(reps)
+    # the closed-form variance matches the spread over repetitions (5 sigma of a
+    # sample variance from `reps` draws: relative error ~ sqrt(2 / reps))
+    predicted = mech.frequency_variance(true_freq, n)
+    tol = 5 * math.sqrt(2 / reps)
+    np.testing.assert_allclose(estimates.var(axis=0, ddof=1), predicted, rtol=tol)
     assert np.all(np.abs(estimates.mean(axis=0) - true_freq) < 5 * se)
     # raw estimates leave the simplex sometimes, projected ones never
     assert (estimates < 0).any()
