@@ -1,0 +1,19 @@
+"""The functional mechanism over vertically partitioned parties.
+
+Parties hold disjoint columns of the same rows; a server coordinates the seed's
+Algorithm 1 (:mod:`skdp.vertical._protocol`) with a secure scalar-product backend
+(:mod:`skdp.vertical._secure`: ``"plaintext"`` simulation or TenSEAL ``"bfv"``).
+"""
+
+from skdp.vertical._estimators import VerticalFMClassifier, VerticalFMRegressor
+from skdp.vertical._partition import check_label_party, check_partition
+from skdp.vertical._protocol import ProtocolError, Transcript
+
+__all__ = [
+    "ProtocolError",
+    "Transcript",
+    "VerticalFMClassifier",
+    "VerticalFMRegressor",
+    "check_label_party",
+    "check_partition",
+]
