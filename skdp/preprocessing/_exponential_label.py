@@ -4,7 +4,6 @@ import math
 import numbers
 
 import numpy as np
-from scipy import special
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_consistent_length, validate_data
@@ -16,7 +15,11 @@ from skdp.preprocessing._categorical import (
     check_labels,
     is_dataframe,
 )
-from skdp.preprocessing._label_analysis import _log_weights, label_flip_probability
+from skdp.preprocessing._label_analysis import (
+    _log_weights,
+    _logsumexp,
+    label_flip_probability,
+)
 from skdp.preprocessing._randomized_response import _RANDOM_STATE
 from skdp.utils import check_epsilon, check_random_state
 
@@ -39,7 +42,7 @@ def sample_changed_count(n, epsilon, n_classes, rng):
     half = _WINDOW_SDS * sd + _WINDOW_MARGIN
     lo, hi = max(0, math.floor(mean - half)), min(n, math.ceil(mean + half))
     logw = _log_weights(np.arange(lo, hi + 1), n, epsilon, n_classes)
-    cdf = np.cumsum(np.exp(logw - special.logsumexp(logw)))
+    cdf = np.cumsum(np.exp(logw - _logsumexp(logw)))
     k = lo + int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"))
     return min(k, hi)
 
@@ -176,7 +179,7 @@ class ExponentialLabelRelease(BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
+        "epsilon": [Interval(numbers.Real, 0, np.inf, closed="right")],
         "classes": [None, "array-like"],
         "random_state": _RANDOM_STATE,
     }

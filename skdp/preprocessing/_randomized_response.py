@@ -188,10 +188,10 @@ class RandomizedResponse(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "epsilon": [Interval(numbers.Real, 0, None, closed="neither"), list, dict],
+        "epsilon": [Interval(numbers.Real, 0, np.inf, closed="right"), list, dict],
         "columns": [None, "array-like"],
         "categories": [StrOptions({"auto"}), list, dict],
-        "label_epsilon": [None, Interval(numbers.Real, 0, None, closed="neither")],
+        "label_epsilon": [None, Interval(numbers.Real, 0, np.inf, closed="right")],
         "classes": [None, "array-like"],
         "random_state": _RANDOM_STATE,
     }
