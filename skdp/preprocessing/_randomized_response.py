@@ -410,9 +410,14 @@ class RandomizedResponse(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                 )
             return [resolved.get(pos) for pos in positions], resolved
         if len(value) != len(positions):
+            hint = (
+                " (fit_resample with columns=None randomizes only the labels)"
+                if self.columns is None and not positions
+                else ""
+            )
             raise ValueError(
                 f"{param} has {len(value)} entries but {len(positions)} columns are "
-                "randomized; give one per entry of `columns`."
+                f"randomized{hint}; give one per entry of `columns`."
             )
         return list(value), None
 
