@@ -320,6 +320,9 @@ class _VerticalFM(BaseEstimator):
         self.sensitivity_ = sens
         self.noise_std_ = noise_std
         self.party_privacy_ = party_privacy
+        self.group_epsilon_ = {
+            key: float(gr.mechanism.epsilon) for key, gr in groups.items()
+        }
         self.transcript_ = transcript
         self.n_samples_seen_ = X.shape[0]
         self.privacy_spent_ = record_spend(spend, type(self).__name__)
@@ -409,6 +412,11 @@ _ATTRS_DOC = """
     noise_std_ : float
         Noise standard deviation used by the post-processing (bottom-up: the root
         mean square over the quadratic coefficients).
+    group_epsilon_ : dict
+        Epsilon of the mechanism of every coefficient group: ``("local", k)``
+        (party k's single-party coefficients) and ``("pair", k, l)`` (their cross
+        coefficients). Top-down: all equal to ``epsilon``; bottom-up: ``eps^k``
+        and ``eps^kl``.
     partition_ : list of ndarray
     n_parties_, label_party_ : int
     transcript_ : Transcript
