@@ -34,4 +34,12 @@ def _private_label_classifiers():
     ]
 
 
+def _randomized_responses():
+    from skdp.preprocessing import RandomizedResponse
+
+    # the two roles: label sampler (no transform) and feature transformer
+    return [RandomizedResponse(), RandomizedResponse(columns="all")]
+
+
 INSTANCE_FACTORIES["PrivateLabelClassifier"] = _private_label_classifiers
+INSTANCE_FACTORIES["RandomizedResponse"] = _randomized_responses

@@ -15,7 +15,6 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from skdp.preprocessing._categorical import CategoryCodec
-from skdp.preprocessing._randomized_response import RandomizedResponse
 
 
 def _inner_has(attr):
@@ -187,12 +186,7 @@ class PrivateLabelClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         inner, sampler = _tags_of(self.estimator), _tags_of(self.privatizer)
-        # label-only randomized response passes X through unread, sparse or not
-        sampler_sparse = sampler.input_tags.sparse or (
-            isinstance(self.privatizer, RandomizedResponse)
-            and self.privatizer.columns is None
-        )
-        tags.input_tags.sparse = inner.input_tags.sparse and sampler_sparse
+        tags.input_tags.sparse = inner.input_tags.sparse and sampler.input_tags.sparse
         tags.input_tags.allow_nan = (
             inner.input_tags.allow_nan and sampler.input_tags.allow_nan
         )

@@ -12,6 +12,7 @@ from sklearn.base import (
     _fit_context,
 )
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import (
     check_consistent_length,
     check_is_fitted,
@@ -62,16 +63,32 @@ def randomize_values(values, codec, mechanism, rng, name, out=None):
     return map_chunks(values, release, out=out)
 
 
-class RandomizedResponse(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+def _randomizes_features(estimator):
+    """``transform`` exists only when feature columns are configured."""
+    return estimator.columns is not None
+
+
+class RandomizedResponse(
+    OneToOneFeatureMixin,
+    TransformerMixin,
+    BaseEstimator,
+    # transform is conditional (see below); sklearn's set_output wrapper would
+    # make it unconditional, and DataFrames come back as DataFrames anyway
+    auto_wrap_output_keys=None,
+):
     """k-ary randomized response on categorical columns and labels.
 
     Each selected value is kept with probability ``e^eps / (C - 1 + e^eps)`` and
     otherwise replaced by one of the other ``C - 1`` categories of its column,
-    uniformly. As a transformer, ``transform`` releases the selected feature
-    columns with fresh noise on each call; as a sampler, ``fit_resample(X, y)``
-    releases the labels (and the selected columns, if any) in one step, so it can
-    sit in an :class:`imblearn.pipeline.Pipeline` or inside
-    :class:`~skdp.preprocessing.PrivateLabelClassifier`.
+    uniformly. Two roles, chosen by ``columns``:
+
+    - label sampler (``columns=None``, the default): ``fit_resample(X, y)``
+      returns ``(X, y_private)``; there is no ``transform``, so the object is a
+      pure sampler for :class:`imblearn.pipeline.Pipeline` (which rejects steps
+      having both) and for :class:`~skdp.preprocessing.PrivateLabelClassifier`;
+    - feature transformer (``columns="all"`` or a list): ``transform`` releases
+      the selected columns with fresh noise on each call; ``fit_resample``
+      releases those columns and the labels in one step.
 
     Parameters
     ----------
@@ -81,12 +98,10 @@ class RandomizedResponse(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         gives one value per entry of ``columns``; a dict maps each randomized column
         (name or position) to its value and must name exactly those columns.
         ``inf`` releases the data unchanged.
-    columns : list of int or str, or None, default=None
-        Columns to randomize (positions, or names for a DataFrame); the others
-        pass through unchanged. ``None`` means every column for ``fit``/
-        ``transform`` and *no* column for ``fit_resample``, so that
-        ``RandomizedResponse(epsilon=1.0)`` used as a sampler privatizes only the
-        labels.
+    columns : None, "all" or list of int or str, default=None
+        Feature columns to randomize (positions, or names for a DataFrame); the
+        others pass through unchanged. ``None``: no feature column (label
+        sampler, no ``transform``); ``"all"``: every column.
     categories : "auto", list of array-like or dict, default="auto"
         Domain of each randomized column. Declared categories are used as given
         (their order defines the codes of ``P_``). ``"auto"``, or columns missing
@@ -130,7 +145,8 @@ class RandomizedResponse(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         forward loss correction (Patrini et al. 2017).
     privacy_spent_ : PrivacyBudget
         Guarantee of one released output: the sum of the epsilons of every
-        randomized column (plus ``label_epsilon_`` after ``fit_resample``).
+        randomized column (plus ``label_epsilon_`` after ``fit_resample``; 0
+        after ``fit`` of a label sampler, which releases nothing).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when ``X`` has string column names.
@@ -173,8 +189,9 @@ class RandomizedResponse(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     >>> import numpy as np
     >>> from skdp.preprocessing import RandomizedResponse
     >>> X = np.array([["a", 0], ["b", 1], ["a", 1]], dtype=object)
-    >>> rr = RandomizedResponse(epsilon=2.0, columns=[0], categories=[["a", "b"]],
-    ...                         random_state=0)
+    >>> rr = RandomizedResponse(
+    ...     epsilon=2.0, columns=[0], categories=[["a", "b"]], random_state=0
+    ... )
     >>> rr.fit_transform(X).shape
     (3, 2)
     >>> rr.P_[0].round(3)
@@ -189,7 +206,7 @@ class RandomizedResponse(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "epsilon": [Interval(numbers.Real, 0, np.inf, closed="right"), list, dict],
-        "columns": [None, "array-like"],
+        "columns": [None, StrOptions({"all"}), "array-like"],
         "categories": [StrOptions({"auto"}), list, dict],
         "label_epsilon": [None, Interval(numbers.Real, 0, np.inf, closed="right")],
         "classes": [None, "array-like"],
@@ -227,11 +244,17 @@ class RandomizedResponse(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         -------
         self
         """
-        X = self._validate_X(X, reset=True, label_mode=False)
-        self._fit_columns(X, label_mode=False)
+        X = self._validate_X(X, reset=True)
+        self._fit_columns(X)
         self.privacy_spent_ = PrivacyBudget(float(np.sum(self.epsilons_)))
         return self
 
+    @available_if(_randomizes_features)
+    def fit_transform(self, X, y=None):
+        """``fit(X).transform(X)``: one release of the randomized columns."""
+        return self.fit(X, y).transform(X)
+
+    @available_if(_randomizes_features)
     def transform(self, X):
         """Release the randomized columns (fresh noise unless ``random_state`` is int).
 
@@ -244,7 +267,7 @@ class RandomizedResponse(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         X_private : ndarray or DataFrame of the same shape and dtypes
         """
         check_is_fitted(self, "columns_")
-        X = self._validate_X(X, reset=False, label_mode=False)
+        X = self._validate_X(X, reset=False)
         rng = check_random_state(self.random_state)
         out = self._randomize_columns(X, rng)
         record_spend(
@@ -269,10 +292,10 @@ class RandomizedResponse(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             Labels from ``classes_``, with the dtype of ``classes_``.
         """
         self._validate_params()
-        X_checked = self._validate_X(X, reset=True, label_mode=True)
+        X_checked = self._validate_X(X, reset=True)
         y_values, self.classes_, codec = check_labels(y, self.classes)
         check_consistent_length(X_checked, y_values)
-        self._fit_columns(X_checked, label_mode=True)
+        self._fit_columns(X_checked)
         self.label_epsilon_ = self._label_epsilon()
         self.label_mechanism_ = RandomizedResponseMechanism(
             self.label_epsilon_, self.classes_.size
@@ -314,7 +337,7 @@ class RandomizedResponse(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             y = np.asarray(y).ravel()
             codes = CategoryCodec(self.classes_).encode(y, "y")
             return self.label_mechanism_.estimate_frequencies(codes, project=project)
-        X = self._validate_X(X, reset=False, label_mode=False)
+        X = self._validate_X(X, reset=False)
         estimates = []
         for j, pos in enumerate(self.columns_):
             codec = CategoryCodec(self.categories_[j])
@@ -327,12 +350,12 @@ class RandomizedResponse(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         return estimates
 
     # --------------------------------------------------------------- helpers
-    def _validate_X(self, X, *, reset, label_mode):
+    def _validate_X(self, X, *, reset):
         if is_dataframe(X):
             # columns are read one by one; no copy of the whole frame
             validate_data(self, X, reset=reset, skip_check_array=True)
             return X
-        if label_mode and self.columns is None:
+        if self.columns is None:
             # labels only: X is not read, any container the next step accepts
             return validate_data(
                 self,
@@ -370,9 +393,11 @@ class RandomizedResponse(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             raise ValueError(f"{param} has position {pos}, but X has {n} columns.")
         return pos % n
 
-    def _fit_columns(self, X, *, label_mode):
+    def _fit_columns(self, X):
         if self.columns is None:
-            positions = [] if label_mode else list(range(self.n_features_in_))
+            positions = []
+        elif isinstance(self.columns, str) and self.columns == "all":
+            positions = list(range(self.n_features_in_))
         else:
             keys = list(self.columns) if not isinstance(self.columns, str) else None
             if keys is None:
@@ -410,11 +435,7 @@ class RandomizedResponse(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                 )
             return [resolved.get(pos) for pos in positions], resolved
         if len(value) != len(positions):
-            hint = (
-                " (fit_resample with columns=None randomizes only the labels)"
-                if self.columns is None and not positions
-                else ""
-            )
+            hint = " (columns=None randomizes only the labels)" if not positions else ""
             raise ValueError(
                 f"{param} has {len(value)} entries but {len(positions)} columns are "
                 f"randomized{hint}; give one per entry of `columns`."
@@ -511,4 +532,9 @@ class RandomizedResponse(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = True
         tags.input_tags.categorical = True
+        if self.columns is None:
+            # label sampler: X passes through unread, any content is accepted
+            tags.input_tags.sparse = True
+            tags.input_tags.allow_nan = True
+            tags.input_tags.string = True
         return tags

@@ -36,7 +36,9 @@ def test_distortion_matrix_per_column_follows_declared_order():
 def test_transition_frequencies_match_matrix():
     n, C, eps = 30_000, 3, 1.0
     X = _codes_data(n, n_columns=1, n_categories=C)
-    rr = RandomizedResponse(epsilon=eps, categories=[range(C)], random_state=0)
+    rr = RandomizedResponse(
+        columns="all", epsilon=eps, categories=[range(C)], random_state=0
+    )
     Z = rr.fit_transform(X)
     counts = np.zeros((C, C))
     np.add.at(counts, (X[:, 0], Z[:, 0]), 1)
@@ -104,28 +106,37 @@ def test_dataframe_round_trip_keeps_container_dtypes_and_index():
 
 def test_numpy_strings_and_dtype_preserved():
     X = np.array([["u", "v"], ["v", "w"], ["w", "u"]] * 50)
-    rr = RandomizedResponse(categories=[["u", "v", "w"]] * 2, random_state=0)
+    rr = RandomizedResponse(
+        columns="all", categories=[["u", "v", "w"]] * 2, random_state=0
+    )
     Z = rr.fit_transform(X)
     assert Z.dtype == X.dtype and Z.shape == X.shape
     assert set(np.unique(Z)) <= {"u", "v", "w"}
     X_float = np.tile([0.0, 1.0], (60, 1))
-    Z_float = RandomizedResponse(categories=[[0.0, 1.0]] * 2, random_state=0).fit(
-        X_float
-    )
+    Z_float = RandomizedResponse(
+        columns="all", categories=[[0.0, 1.0]] * 2, random_state=0
+    ).fit(X_float)
     assert Z_float.transform(X_float).dtype == np.float64
 
 
 def test_fresh_noise_per_call_and_seeds():
     X = _codes_data(2000)
     cats = [range(3)] * 2
-    rr = RandomizedResponse(epsilon=0.5, categories=cats).fit(X)
+    rr = RandomizedResponse(columns="all", epsilon=0.5, categories=cats).fit(X)
     assert not np.array_equal(rr.transform(X), rr.transform(X))
     rng_rr = RandomizedResponse(
-        epsilon=0.5, categories=cats, random_state=np.random.default_rng(0)
+        columns="all",
+        epsilon=0.5,
+        categories=cats,
+        random_state=np.random.default_rng(0),
     ).fit(X)
     assert not np.array_equal(rng_rr.transform(X), rng_rr.transform(X))
-    seeded = RandomizedResponse(epsilon=0.5, categories=cats, random_state=3).fit(X)
-    other = RandomizedResponse(epsilon=0.5, categories=cats, random_state=4).fit(X)
+    seeded = RandomizedResponse(
+        columns="all", epsilon=0.5, categories=cats, random_state=3
+    ).fit(X)
+    other = RandomizedResponse(
+        columns="all", epsilon=0.5, categories=cats, random_state=4
+    ).fit(X)
     assert np.array_equal(seeded.transform(X), seeded.transform(X))
     assert not np.array_equal(seeded.transform(X), other.transform(X))
 
@@ -133,7 +144,9 @@ def test_fresh_noise_per_call_and_seeds():
 def test_infinite_epsilon_is_identity_and_input_unchanged():
     X = _codes_data(500)
     X_copy = X.copy()
-    rr = RandomizedResponse(epsilon=np.inf, categories=[range(3)] * 2, random_state=0)
+    rr = RandomizedResponse(
+        columns="all", epsilon=np.inf, categories=[range(3)] * 2, random_state=0
+    )
     np.testing.assert_array_equal(rr.fit_transform(X), X)
     np.testing.assert_array_equal(X, X_copy)
     y = np.arange(500) % 2
@@ -146,7 +159,9 @@ def test_estimate_frequencies_unbiased_over_repeated_draws():
     true_counts = np.array([200, 150, 50])
     column = np.repeat(np.arange(3), true_counts)
     X = np.tile(column[:, None], (1, reps))  # each column is one repetition
-    rr = RandomizedResponse(epsilon=eps, categories=[range(3)] * reps, random_state=0)
+    rr = RandomizedResponse(
+        columns="all", epsilon=eps, categories=[range(3)] * reps, random_state=0
+    )
     estimates = np.array(rr.estimate_frequencies(rr.fit_transform(X)))
     P = rr.P_[0]
     p, q = P[0, 0], P[0, 1]
@@ -206,7 +221,9 @@ def test_fit_resample_labels_only_and_with_columns():
 
 def test_every_release_is_recorded():
     X = _codes_data(50)
-    rr = RandomizedResponse(epsilon=0.5, categories=[range(3)] * 2, random_state=0)
+    rr = RandomizedResponse(
+        columns="all", epsilon=0.5, categories=[range(3)] * 2, random_state=0
+    )
     with track_budget() as acc:
         rr.fit(X)
         rr.transform(X)
@@ -220,13 +237,13 @@ def test_every_release_is_recorded():
 def test_inferred_categories_warn():
     X = _codes_data(30)
     with pytest.warns(PrivacyLeakWarning, match="categories"):
-        rr = RandomizedResponse(random_state=0).fit(X)
+        rr = RandomizedResponse(columns="all", random_state=0).fit(X)
     assert [c.tolist() for c in rr.categories_] == [[0, 1, 2]] * 2
     with pytest.warns(PrivacyLeakWarning, match="classes"):
         RandomizedResponse(random_state=0).fit_resample(X, np.arange(30) % 2)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        RandomizedResponse(categories=[range(3)] * 2).fit(X)
+        RandomizedResponse(columns="all", categories=[range(3)] * 2).fit(X)
 
 
 @pytest.mark.parametrize("claimed", [0.5, 2.0])
@@ -242,7 +259,7 @@ def test_empirical_privacy_audit_labels(claimed):
 
 def test_empirical_privacy_audit_feature_columns_compose():
     # two columns of one record, each at 0.75: the record's guarantee is 1.5
-    rr = RandomizedResponse(epsilon=0.75, categories=[[0, 1]] * 2)
+    rr = RandomizedResponse(columns="all", epsilon=0.75, categories=[[0, 1]] * 2)
 
     def mechanism(record, n_samples, rng):
         rr.set_params(random_state=rng)
@@ -292,12 +309,15 @@ def test_empirical_privacy_audit_feature_columns_compose():
 )
 def test_bad_feature_parameters(params, X, error, match):
     X = _codes_data(20) if X is None else X
+    params = {"columns": "all", **params}
     with pytest.raises(error, match=match):
         RandomizedResponse(**params).fit(X)
 
 
 def test_unseen_category_at_transform_is_an_error():
-    rr = RandomizedResponse(categories=[range(3)] * 2).fit(_codes_data(20))
+    rr = RandomizedResponse(columns="all", categories=[range(3)] * 2).fit(
+        _codes_data(20)
+    )
     with pytest.raises(ValueError, match=r"not among its categories.*\[7\]"):
         rr.transform(np.array([[0, 1], [7, 2]]))
     with pytest.raises(ValueError, match="features"):
@@ -324,8 +344,13 @@ def test_bad_labels(params, y, match):
             RandomizedResponse(**params).fit_resample(_codes_data(20), y)
 
 
-def test_per_column_parameters_do_not_apply_to_label_only_release():
-    rr = RandomizedResponse(categories=[range(3)] * 2, classes=[0, 1])
+def test_label_sampler_has_no_transform():
+    rr = RandomizedResponse(classes=[0, 1])
+    assert not hasattr(rr, "transform") and not hasattr(rr, "fit_transform")
+    assert hasattr(RandomizedResponse(columns="all"), "transform")
     rr.fit(_codes_data(20))
+    assert rr.privacy_spent_ == PrivacyBudget(0.0)  # fit alone releases nothing
     with pytest.raises(ValueError, match="only the labels"):
-        rr.fit_resample(_codes_data(20), np.arange(20) % 2)
+        rr.set_params(categories=[range(3)] * 2).fit_resample(
+            _codes_data(20), np.arange(20) % 2
+        )
