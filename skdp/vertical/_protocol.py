@@ -296,24 +296,26 @@ class Party:
         g = lattice_granularity(group.mechanism)
         kappa, c = plan["kappa"], plan["linear_weight"]
         rows, cols = group.quad
-        local = {j: i for i, j in enumerate(self.columns)}
-        d = plan["n_features"]
+        d, scaling = plan["n_features"], plan["intercept_scaling"]
+        position = np.full(d + 1, -1)
+        position[self.columns] = np.arange(len(self.columns))
+        # same products and order of operations as the centralized statistics
+        gram = self._X.T @ self._X
+        to_intercept = cols == d
         values = np.empty(len(rows))
-        for t, (r, s) in enumerate(zip(rows, cols)):
-            xr = self._X[:, local[r]]
-            if s == d:  # intercept column (public constant)
-                values[t] = kappa * plan["intercept_scaling"] * xr.sum()
-            else:
-                values[t] = kappa * (xr @ self._X[:, local[s]])
+        own = ~to_intercept
+        values[own] = kappa * gram[position[rows[own]], position[cols[own]]]
+        if to_intercept.any():
+            col_sums = scaling * self._X.sum(axis=0)
+            values[to_intercept] = kappa * col_sums[position[rows[to_intercept]]]
         quad = _round(values, g) + self._share(group, "quad")
         lin = np.empty(0)
         if len(group.lin):
             lin_vals = np.empty(len(group.lin))
-            for t, j in enumerate(group.lin):
-                if j == d:
-                    lin_vals[t] = c * plan["intercept_scaling"] * self._beta_y.sum()
-                else:
-                    lin_vals[t] = c * (self._X[:, local[j]] @ self._beta_y)
+            features = group.lin != d
+            X_beta = self._X.T @ self._beta_y
+            lin_vals[features] = c * X_beta[position[group.lin[features]]]
+            lin_vals[~features] = c * (scaling * self._beta_y.sum())
             lin = _round(lin_vals, g) + self._share(group, "lin")
         return {"quad": quad, "lin": lin}
 

@@ -360,25 +360,38 @@ class BFVBackend:
                     continue
                 plain = s.Plaintext()
                 self._encoder.encode(chunk.tolist(), plain)
+                # products in the NTT domain are pointwise (6x faster)
+                ev.transform_to_ntt_inplace(plain, self._context.first_parms_id())
                 row.append(plain)
             plains.append(row)
         share_ints = np.round(np.asarray(share) * 2.0**units).astype(np.int64)
-        inputs = [
-            [self._load(s.Ciphertext, blob) for blob in col]
-            for col in encrypted["columns"]
-        ]
+        inputs = []
+        for col in encrypted["columns"]:
+            cts = [self._load(s.Ciphertext, blob) for blob in col]
+            for ct in cts:
+                ev.transform_to_ntt_inplace(ct)
+            inputs.append(cts)
         N = self.poly_modulus_degree
         t = self._t
         out = []
         for i, col_cts in enumerate(inputs):
             for j, row in enumerate(plains):
-                acc = s.Ciphertext()
-                enc.encrypt_zero(acc)  # re-randomization (and a non-empty sum)
+                acc = None
                 for ct, plain in zip(col_cts, row):
                     if plain is not None:
                         prod = s.Ciphertext()
                         ev.multiply_plain(ct, plain, prod)
-                        ev.add_inplace(acc, prod)
+                        if acc is None:
+                            acc = prod
+                        else:
+                            ev.add_inplace(acc, prod)
+                fresh = s.Ciphertext()
+                enc.encrypt_zero(fresh)  # re-randomization (and a non-empty sum)
+                if acc is None:
+                    acc = fresh
+                else:
+                    ev.transform_from_ntt_inplace(acc)
+                    ev.add_inplace(acc, fresh)
                 # slot mask: uniform slots whose sum is share - mask (mod t)
                 target = (int(share_ints[i, j]) - int(mask[i, j])) % t
                 slots = rng.integers(0, t, size=N, dtype=np.int64)
