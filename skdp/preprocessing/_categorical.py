@@ -68,12 +68,6 @@ def check_declared_categories(categories, name):
     if isinstance(categories, str) or not hasattr(categories, "__len__"):
         raise TypeError(f"{name} must be an array-like of values, got {categories!r}.")
     cats = np.asarray(categories)
-    if cats.dtype.kind == "O":
-        # keep numbers numeric when the list happens to be all numbers
-        try:
-            cats = np.asarray(list(categories), dtype=np.result_type(*categories))
-        except TypeError:
-            pass
     if cats.ndim != 1 or cats.size == 0:
         raise ValueError(
             f"{name} must be a non-empty 1-D list, got shape {cats.shape}."
