@@ -321,7 +321,7 @@ _COMMON_PARAMS_DOC = """
     postprocessing : {"ridge", "trim", "none"}, default="ridge"
         How the noisy quadratic is made well posed before the closed-form solve
         (see :func:`skdp.linear_model._functional_mechanism.solve_noisy_quadratic`):
-        eigenvalues clipped at 0 plus a ridge of twice sqrt(p) times the noise
+        eigenvalues clipped at 0 plus a ridge of sqrt(p) times the noise
         standard deviation (chosen by measurement in ``benchmarks/bench_fm.py``).
     random_state : None, int, RandomState or Generator, default=None
         Source of the noise."""
