@@ -43,3 +43,19 @@ def _randomized_responses():
 
 INSTANCE_FACTORIES["PrivateLabelClassifier"] = _private_label_classifiers
 INSTANCE_FACTORIES["RandomizedResponse"] = _randomized_responses
+
+
+# --- skdp.inspection (issue 6) ---
+def _rr_influence_estimators():
+    from sklearn.linear_model import LogisticRegression, Ridge
+
+    from skdp.inspection import RRInfluenceEstimator
+
+    # a meta-estimator: the checks exercise fit and the delegated predictions
+    return [
+        RRInfluenceEstimator(LogisticRegression()),
+        RRInfluenceEstimator(Ridge(alpha=1.0)),
+    ]
+
+
+INSTANCE_FACTORIES["RRInfluenceEstimator"] = _rr_influence_estimators
