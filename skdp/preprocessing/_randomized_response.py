@@ -60,7 +60,16 @@ def randomize_values(values, codec, mechanism, rng, name, out=None):
             codes = mechanism.randomize(codes, random_state=rng)
         return codec.decode(codes, values.dtype)
 
-    return map_chunks(values, release, out=out)
+    def release_codes(block):
+        # integer codes 0..C-1 already: the mechanism range-checks them itself
+        try:
+            return mechanism.randomize(block, random_state=rng)
+        except ValueError:
+            codec.encode(block, name)  # raises the error naming the bad values
+            raise
+
+    fast = mechanism is not None and codec.identity and values.dtype.kind in "iu"
+    return map_chunks(values, release_codes if fast else release, out=out)
 
 
 def _randomizes_features(estimator):
