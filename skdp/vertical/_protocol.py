@@ -336,20 +336,18 @@ class Party:
             )
         return self._encrypted_labels
 
-    def pair_mask_and_share(self, group, what, shape):
-        """Encryptor: a fresh pairwise mask (for the evaluator) and its masked
-        noise share (for the server)."""
+    def encrypted_share(self, group, what, shape):
+        """Encryptor: its noise share of the pair's block, encrypted."""
         g = lattice_granularity(group.mechanism)
-        mask = self._backend.make_mask(shape, self._rng, g)
         share = self._share(group, what).reshape(shape)
-        return mask, self._backend.mask_share(share, mask, g)
+        return self._backend.encrypt_share(share, self._rng, g)
 
-    def evaluate(self, group, what, encrypted, mask, shape):
-        """Evaluator: masked encrypted sums with this party's noise share."""
+    def evaluate(self, group, what, encrypted, encrypted_share, shape):
+        """Evaluator: encrypted sums with both noise shares, slot-masked."""
         g = lattice_granularity(group.mechanism)
         share = self._share(group, what).reshape(shape)
         return self._backend.evaluate(
-            encrypted, self._X, 1.0, share, mask, self._rng, g
+            encrypted, self._X, 1.0, encrypted_share, share, self._rng, g
         )
 
 
@@ -374,10 +372,10 @@ class Server:
         if len(group.lin):
             self._lin[group.lin] = payload["lin"]
 
-    def receive_cross(self, group, what, coords, result, masked_share):
+    def receive_cross(self, group, what, coords, result):
         """Decrypt a pair's masked sums and store the noisy coefficients."""
         g = lattice_granularity(group.mechanism)
-        noisy = self.backend.decrypt_sums(result, masked_share, g)
+        noisy = self.backend.decrypt_sums(result, g)
         if what == "quad":
             rows, cols = coords
             self._upper[_triu_position(rows, cols, self.n_coef)] = noisy.ravel()
@@ -529,77 +527,56 @@ def run(
         server.set_public(d, _round(np.array([kappa * intercept_scaling**2 * n]), g))
 
     # ---- step 3: cross-party coefficients ---------------------------------- #
+    def cross(enc_party, eval_party, group, what, shape, make_encrypted, kind, coords):
+        encrypted = _call(enc_party.name, "cross", make_encrypted)
+        transcript.send("cross", enc_party.name, eval_party.name, kind, encrypted)
+        share = _call(
+            enc_party.name, "cross", enc_party.encrypted_share, group, what, shape
+        )
+        transcript.send(
+            "cross", enc_party.name, eval_party.name, "encrypted noise share", share
+        )
+        result = _call(
+            eval_party.name,
+            "cross",
+            eval_party.evaluate,
+            group,
+            what,
+            encrypted,
+            share,
+            shape,
+        )
+        transcript.send(
+            "cross", eval_party.name, SERVER, "encrypted masked sums", result
+        )
+        _call(SERVER, "cross", server.receive_cross, group, what, coords, result)
+
     for k in range(n_parties):
         for q in range(k + 1, n_parties):
             group = groups[("pair", k, q)]
-            enc_party, eval_party = parties[k], parties[q]
-            shape = (len(partition[k]), len(partition[q]))
-            encrypted = _call(enc_party.name, "cross", enc_party.encrypted_features)
-            transcript.send(
-                "cross", enc_party.name, eval_party.name, "encrypted columns", encrypted
-            )
-            mask, masked = _call(
-                enc_party.name,
-                "cross",
-                enc_party.pair_mask_and_share,
+            cross(
+                parties[k],
+                parties[q],
                 group,
                 "quad",
-                shape,
-            )
-            transcript.send("cross", enc_party.name, eval_party.name, "pair mask", mask)
-            transcript.send(
-                "cross", enc_party.name, SERVER, "masked noise share", masked
-            )
-            result = _call(
-                eval_party.name,
-                "cross",
-                eval_party.evaluate,
-                group,
-                "quad",
-                encrypted,
-                mask,
-                shape,
-            )
-            transcript.send(
-                "cross", eval_party.name, SERVER, "encrypted masked sums", result
-            )
-            _call(
-                SERVER,
-                "cross",
-                server.receive_cross,
-                group,
-                "quad",
+                (len(partition[k]), len(partition[q])),
+                parties[k].encrypted_features,
+                "encrypted columns",
                 group.quad,
-                result,
-                masked,
             )
     label = parties[label_party]
     for party in parties:
-        if party.index == label_party:
-            continue
-        group = groups[("pair", *sorted((label_party, party.index)))]
-        shape = (1, len(partition[party.index]))
-        encrypted = _call(label.name, "cross", label.encrypted_labels)
-        transcript.send("cross", label.name, party.name, "encrypted labels", encrypted)
-        mask, masked = _call(
-            label.name, "cross", label.pair_mask_and_share, group, "lin", shape
-        )
-        transcript.send("cross", label.name, party.name, "pair mask", mask)
-        transcript.send("cross", label.name, SERVER, "masked noise share", masked)
-        result = _call(
-            party.name, "cross", party.evaluate, group, "lin", encrypted, mask, shape
-        )
-        transcript.send("cross", party.name, SERVER, "encrypted masked sums", result)
-        _call(
-            SERVER,
-            "cross",
-            server.receive_cross,
-            group,
-            "lin",
-            partition[party.index],
-            result,
-            masked,
-        )
+        if party.index != label_party:
+            cross(
+                label,
+                party,
+                groups[("pair", *sorted((label_party, party.index)))],
+                "lin",
+                (1, len(partition[party.index])),
+                label.encrypted_labels,
+                "encrypted labels",
+                partition[party.index],
+            )
     for party in parties:
         for encrypted in (party._encrypted, party._encrypted_labels):
             if encrypted is not None:

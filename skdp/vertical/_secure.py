@@ -4,18 +4,20 @@ Both backends compute, for an *encryptor* party holding columns ``U`` (n x m) an
 an *evaluator* party holding columns ``V`` (n x p), the matrix ``kappa U^T V``
 (plus noise) such that only the server ever holds it, and only with noise:
 
-1. the server makes a key pair and sends the public material to every party;
-2. the encryptor sends ``Enc(U)`` (column-packed, chunks of ``N`` slots) to the
-   evaluator, and a pairwise mask ``rho`` (uniform) to the evaluator;
-3. the encryptor sends ``eta_enc + rho`` (its noise share, masked) to the server;
-4. the evaluator computes ``Enc(sum_c U_ic * V_jc)`` slot-wise (ciphertext x
-   plaintext products, no rotations), adds a plaintext slot mask whose slot sum is
-   ``eta_eval - rho`` (its own noise share minus the pairwise mask; every slot is
-   otherwise uniform), re-randomizes with a fresh encryption of zero, switches the
-   modulus down and sends the ciphertexts to the server;
-5. the server decrypts, sums the slots and adds the masked share: it obtains
+1. the server makes a key pair and sends the public key to every party;
+2. the encryptor sends ``Enc(U)`` (column-packed, chunks of ``N`` slots) and
+   ``Enc(eta_enc)`` (its noise share of the block, packed in slots) to the
+   evaluator, never to the server;
+3. the evaluator computes ``Enc(sum_c U_ic * V_jc)`` slot-wise (ciphertext x
+   plaintext products in the NTT domain, no rotations), adds the encryptor's
+   share of entry ``(i, j)`` (the share ciphertext times a public one-hot
+   selector), adds a plaintext slot mask that is uniform except that its slot
+   sum is its own noise share ``eta_eval``, re-randomizes with a fresh
+   encryption of zero, switches the modulus down and sends the result to the
+   server;
+4. the server decrypts and sums the slots: it obtains
    ``kappa U^T V + eta_enc + eta_eval`` and nothing else (single slots are
-   uniformly masked).
+   uniformly masked). Neither party learns the other's noise share.
 
 ``PlaintextBackend`` is the ideal functionality of this protocol: the same
 messages, kinds and steps, no cryptography (an in-process vault stands in for the
@@ -99,46 +101,40 @@ class PlaintextBackend:
 
     def __init__(self):
         self._vault = {}
-        self._mask_scale = 1.0
 
     # ---- server side ------------------------------------------------------- #
     def setup(self, granularities, value_bound, noise_bound, rng):
         """Key generation on the server; returns the public material to send."""
-        # masks on the lattice (exact float sums) or, without lattice, of the
-        # order of the noise (only float rounding error)
-        self._mask_scale = max(noise_bound, 1.0)
         return Sealed("public-key", 0, "public key (simulated)")
 
-    def decrypt_sums(self, result, masked_share, granularity):
-        """Server: ``kappa U^T V + eta_eval - rho`` plus ``eta_enc + rho``."""
-        return self._vault.pop(result.handle) + masked_share
+    def decrypt_sums(self, result, granularity):
+        """Server: ``kappa U^T V + eta_enc + eta_eval``."""
+        return self._vault.pop(result.handle)
 
     # ---- party side -------------------------------------------------------- #
+    def _store(self, value, nbytes, what):
+        handle = (what, len(self._vault), id(value))
+        self._vault[handle] = value
+        return Sealed(handle, nbytes, what)
+
     def encrypt_columns(self, U, scale, rng):
-        handle = ("enc", id(U), len(self._vault))
-        self._vault[handle] = (np.array(U, dtype=np.float64), float(scale))
-        return Sealed(handle, U.size * 8, f"Enc({U.shape[1]} columns)")
+        U = np.array(U, dtype=np.float64)
+        return self._store((U, float(scale)), U.size * 8, f"Enc({U.shape[1]} columns)")
 
-    def make_mask(self, shape, rng, granularity):
-        g = granularity
-        if g > 0:
-            return g * rng.integers(-(2**40), 2**40, size=shape).astype(np.float64)
-        return self._mask_scale * rng.uniform(-1024.0, 1024.0, size=shape)
+    def encrypt_share(self, share, rng, granularity):
+        """Encryptor: its noise share of a block, sealed for the evaluator."""
+        share = np.array(share, dtype=np.float64)
+        return self._store(share, share.size * 8, f"Enc(noise share {share.shape})")
 
-    def mask_share(self, share, mask, granularity):
-        """Encryptor: its noise share plus the pairwise mask, server-readable."""
-        return np.asarray(share, dtype=np.float64) + mask
-
-    def evaluate(self, encrypted, V, v_scale, share, mask, rng, granularity):
-        """Evaluator: ``round_g(kappa U^T V) + share - mask`` (sealed)."""
+    def evaluate(self, encrypted, V, v_scale, enc_share, share, rng, granularity):
+        """Evaluator: ``round_g(kappa U^T V) + eta_enc + eta_eval`` (sealed)."""
         U, u_scale = self._vault[encrypted.handle]
         exact = (u_scale * v_scale) * (U.T @ np.asarray(V, dtype=np.float64))
         g = granularity
         if g > 0:
             exact = np.round(exact / g) * g
-        handle = ("res", id(V), len(self._vault))
-        self._vault[handle] = exact + share - mask
-        return Sealed(handle, exact.size * 8, f"Enc({exact.shape} sums)")
+        noisy = exact + self._vault.pop(enc_share.handle) + share
+        return self._store(noisy, noisy.size * 8, f"Enc({noisy.shape} sums)")
 
     def release(self, encrypted):
         """Forget encrypted columns once every evaluator has used them."""
@@ -164,15 +160,19 @@ class BFVBackend:
 
     **Threat model.** Honest-but-curious server and parties. The server holds the
     only secret key; parties encrypt under its public key and send ciphertexts to
-    each other, never to the server, so the server never sees an input ciphertext.
-    The server decrypts only masked slot vectors whose slot sum is the noisy
-    coefficient. Collusions: server + evaluator learn the encryptor's noise share
-    plus mask and so the cross sum up to the encryptor's share of the noise;
-    server + encryptor likewise up to the evaluator's share (with the default
-    distributed noise no single party knows a cross coefficient's noise); two
-    parties without the server learn nothing (they only see ciphertexts and
-    uniform masks); the server with every party but one learns that party's
-    cross sums with noise reduced to its own share.
+    each other, never to the server, so the server never sees an input ciphertext,
+    and it decrypts only slot vectors that are uniform except for their sum, the
+    noisy coefficient. Each party of a pair adds its own noise share, the
+    encryptor's under encryption, so neither party knows the other's share.
+    Collusions: (a) parties without the server, in any number, see only
+    ciphertexts besides their own data and learn nothing more. (b) The server
+    with the *evaluator* of a pair can decrypt the encryptor's ciphertexts: its
+    columns and noise share are lost to them (one decryption key is the weak
+    point of this design; the seed's Yuan & Yu scheme splits decryption among the
+    participants, which TenSEAL does not offer). (c) The server with the
+    *encryptor* of a pair learns the pair's cross sums with only the evaluator's
+    noise share on them (noisy, but no longer the full epsilon guarantee), and
+    see below for the evaluator's columns.
 
     **Circuit privacy.** SEAL does not hide the evaluated function in the
     ciphertext noise: if a key holder saw both an input ciphertext and the result,
@@ -181,9 +181,9 @@ class BFVBackend:
     anything). In addition the evaluator re-randomizes the result with a fresh
     encryption of zero and switches the modulus down two levels, which scales the
     inherited noise by ~2^-88 below the rounding noise of the switch. This is a
-    mitigation, not a proof of circuit privacy against a server colluding with an
-    encryptor (true noise flooding needs access to the ciphertext polynomials,
-    which TenSEAL's Python API does not give).
+    mitigation, not a proof of circuit privacy against case (c) (true noise
+    flooding needs write access to the ciphertext polynomials, which TenSEAL's
+    Python API does not give).
     """
 
     name = "bfv"
@@ -277,22 +277,21 @@ class BFVBackend:
         hi = int(np.sum(vals >> np.uint64(32)))
         return ((hi << 32) + lo) % self._t
 
-    def decrypt_sums(self, result, masked_share, granularity):
-        """Server: decrypt every result, sum its slots, add the masked share."""
+    def decrypt_sums(self, result, granularity):
+        """Server: decrypt every result and sum its slots."""
         units = self._units[granularity]
         s = self._seal
-        m, p = masked_share.shape
-        out = np.empty((m, p))
-        for idx, blob in enumerate(result):
-            i, j = divmod(idx, p)
+        m, p = result["shape"]
+        out = np.empty(m * p)
+        for idx, blob in enumerate(result["sums"]):
             ct = self._load(s.Ciphertext, blob)
             plain = s.Plaintext()
             self._decryptor.decrypt(ct, plain)
-            total = (self._sum_slots(plain) + int(masked_share[i, j])) % self._t
+            total = self._sum_slots(plain)
             if total > self._t // 2:
                 total -= self._t
-            out[i, j] = total * 2.0**-units
-        return out
+            out[idx] = total * 2.0**-units
+        return out.reshape(m, p)
 
     # ---- party side -------------------------------------------------------- #
     def _party_tools(self):
@@ -333,16 +332,30 @@ class BFVBackend:
             columns.append(blobs)
         return {"columns": columns, "scale": float(scale)}
 
-    def make_mask(self, shape, rng, granularity):
-        return rng.integers(0, self._t, size=shape, dtype=np.int64)
+    def _encode(self, values, ntt=False):
+        plain = self._seal.Plaintext()
+        self._encoder.encode(values.tolist(), plain)
+        if ntt:
+            self._evaluator.transform_to_ntt_inplace(
+                plain, self._context.first_parms_id()
+            )
+        return plain
 
-    def mask_share(self, share, mask, granularity):
+    def encrypt_share(self, share, rng, granularity):
+        """Encryptor: its noise share of a block, packed in slots, encrypted."""
         units = self._units[granularity]
-        ints = np.round(np.asarray(share, dtype=np.float64) * 2.0**units)
-        return (ints.astype(np.int64) % self._t + mask) % self._t
+        ints = np.round(np.asarray(share, dtype=np.float64).ravel() * 2.0**units)
+        ints = ints.astype(np.int64) % self._t
+        blobs = []
+        for chunk in self._chunks(ints):
+            ct = self._seal.Ciphertext()
+            self._party_tools().encrypt(self._encode(chunk), ct)
+            blobs.append(self._dump(ct))
+        return {"shares": blobs}
 
-    def evaluate(self, encrypted, V, v_scale, share, mask, rng, granularity):
-        """Evaluator: masked, re-randomized, modulus-switched ``Enc(U^T V)``."""
+    def evaluate(self, encrypted, V, v_scale, enc_share, share, rng, granularity):
+        """Evaluator: ``Enc(kappa U^T V + eta_enc)`` masked with ``eta_eval``,
+        re-randomized and modulus-switched."""
         units = self._units[granularity]
         s = self._seal
         ev, enc = self._evaluator, self._party_tools()
@@ -371,29 +384,32 @@ class BFVBackend:
             for ct in cts:
                 ev.transform_to_ntt_inplace(ct)
             inputs.append(cts)
+        share_cts = [self._load(s.Ciphertext, blob) for blob in enc_share["shares"]]
+        for ct in share_cts:
+            ev.transform_to_ntt_inplace(ct)
         N = self.poly_modulus_degree
         t = self._t
+        p = len(plains)
         out = []
         for i, col_cts in enumerate(inputs):
             for j, row in enumerate(plains):
-                acc = None
+                # the encryptor's share of entry (i, j), selected by a public one-hot
+                which, slot = divmod(i * p + j, N)
+                one_hot = np.zeros(N, dtype=np.int64)
+                one_hot[slot] = 1
+                acc = s.Ciphertext()
+                ev.multiply_plain(share_cts[which], self._encode(one_hot, True), acc)
                 for ct, plain in zip(col_cts, row):
                     if plain is not None:
                         prod = s.Ciphertext()
                         ev.multiply_plain(ct, plain, prod)
-                        if acc is None:
-                            acc = prod
-                        else:
-                            ev.add_inplace(acc, prod)
+                        ev.add_inplace(acc, prod)
+                ev.transform_from_ntt_inplace(acc)
                 fresh = s.Ciphertext()
-                enc.encrypt_zero(fresh)  # re-randomization (and a non-empty sum)
-                if acc is None:
-                    acc = fresh
-                else:
-                    ev.transform_from_ntt_inplace(acc)
-                    ev.add_inplace(acc, fresh)
-                # slot mask: uniform slots whose sum is share - mask (mod t)
-                target = (int(share_ints[i, j]) - int(mask[i, j])) % t
+                enc.encrypt_zero(fresh)  # re-randomization
+                ev.add_inplace(acc, fresh)
+                # slot mask: uniform slots whose sum is this party's share (mod t)
+                target = int(share_ints[i, j]) % t
                 slots = rng.integers(0, t, size=N, dtype=np.int64)
                 slots[-1] = (target - self._partial_sum(slots[:-1])) % t
                 mask_plain = s.Plaintext()
@@ -402,7 +418,7 @@ class BFVBackend:
                 ev.mod_switch_to_next_inplace(acc)
                 ev.mod_switch_to_next_inplace(acc)
                 out.append(self._dump(acc))
-        return out
+        return {"sums": out, "shape": (len(inputs), p)}
 
     def _partial_sum(self, vals):
         vals = vals.astype(np.uint64)

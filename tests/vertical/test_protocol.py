@@ -116,7 +116,7 @@ def test_transcript_never_carries_raw_data_or_exact_cross_sums(monkeypatch, back
     assert not _any_exact(decrypted, exact_sums)
     n = X.shape[0]
     kinds = {m.kind for m in est.transcript_}
-    assert {"encrypted columns", "encrypted labels", "masked noise share"} <= kinds
+    assert {"encrypted columns", "encrypted labels", "encrypted noise share"} <= kinds
     checked = 0
     for message in est.transcript_:
         assert message.sender != message.receiver
@@ -154,11 +154,7 @@ def test_transcript_sizes_and_roles():
     assert sum(sent.values()) == t.total_bytes == sum(t.bytes_received().values())
     # nothing reaches the server but noisy / masked / encrypted data
     to_server = {m.kind for m in t if m.receiver == SERVER}
-    assert to_server == {
-        "noisy local coefficients",
-        "masked noise share",
-        "encrypted masked sums",
-    }
+    assert to_server == {"noisy local coefficients", "encrypted masked sums"}
     # the encrypted columns go from party to party, never to the server
     assert all(m.receiver != SERVER for m in t if m.kind.startswith("encrypted c"))
 

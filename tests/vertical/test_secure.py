@@ -24,16 +24,15 @@ def _run_block(backend, U, V, rng, g=2.0**-27):
     share_enc = g * rng.integers(-1000, 1000, (3, 2))
     share_eval = g * rng.integers(-1000, 1000, (3, 2))
     encrypted = backend.encrypt_columns(U, 0.125, rng)
-    mask = backend.make_mask((3, 2), rng, g)
-    masked = backend.mask_share(share_enc, mask, g)
-    result = backend.evaluate(encrypted, V, 1.0, share_eval, mask, rng, g)
-    out = backend.decrypt_sums(result, masked, g)
-    return out, 0.125 * U.T @ V + share_enc + share_eval, masked
+    enc_share = backend.encrypt_share(share_enc, rng, g)
+    result = backend.evaluate(encrypted, V, 1.0, enc_share, share_eval, rng, g)
+    out = backend.decrypt_sums(result, g)
+    return out, 0.125 * U.T @ V + share_enc + share_eval
 
 
 def test_plaintext_backend_is_exact():
     U, V, rng = _block_inputs()
-    out, expected, _ = _run_block(PlaintextBackend(), U, V, rng)
+    out, expected = _run_block(PlaintextBackend(), U, V, rng)
     np.testing.assert_array_equal(out, expected)
 
 
@@ -48,19 +47,21 @@ def test_bfv_backend_is_exact_and_masks_every_slot():
 
     U, V, rng = _block_inputs()
     backend = BFVBackend()
-    out, expected, masked = _run_block(backend, U, V, rng)
+    out, expected = _run_block(backend, U, V, rng)
     np.testing.assert_array_equal(out, expected)
     # the server's view of one result: slots are uniform except for their sum
-    g_units = backend._units[2.0**-27]
+    g = 2.0**-27
+    g_units = backend._units[g]
     encrypted = backend.encrypt_columns(U, 0.125, rng)
-    result = backend.evaluate(
-        encrypted, V, 1.0, np.zeros((3, 2)), np.zeros((3, 2), np.int64), rng, 2**-27
-    )
+    zeros = np.zeros((3, 2))
+    enc_share = backend.encrypt_share(zeros, rng, g)
+    result = backend.evaluate(encrypted, V, 1.0, enc_share, zeros, rng, g)
     s = backend._seal
-    ct = backend._load(s.Ciphertext, result[0])
+    ct = backend._load(s.Ciphertext, result["sums"][0])
     plain = s.Plaintext()
     backend._decryptor.decrypt(ct, plain)
-    slots = np.array(backend._encoder.decode_uint64(plain), dtype=np.float64)
+    exact_slots = backend._encoder.decode_uint64(plain)
+    slots = np.array(exact_slots, dtype=np.float64)
     products = np.zeros(backend.poly_modulus_degree)
     np.add.at(
         products,
@@ -71,8 +72,9 @@ def test_bfv_backend_is_exact_and_masks_every_slot():
     # slots look uniform on [0, t): mean t/2 within 5 sigma
     t = backend._t
     assert abs(slots.mean() - t / 2) < 5 * t / math.sqrt(12 * slots.size)
-    # the masked share is uniform too (not the noise share itself)
-    assert np.all(masked >= 0) and np.all(masked < t)
+    # ... and their sum is the exact entry (the shares were zero)
+    total = sum(int(v) for v in exact_slots) % t
+    assert total == round(0.125 * U[:, 0] @ V[:, 0] * 2.0**g_units) % t
 
 
 @pytest.mark.parametrize("n_shares", [2, 4])
