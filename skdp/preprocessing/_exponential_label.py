@@ -219,7 +219,8 @@ class ExponentialLabelRelease(BaseEstimator):
         -------
         X : the input X
         y_released : ndarray (or Series if ``y`` is one) of shape (n_samples,)
-            Values from ``classes_``, with the dtype of ``classes_``.
+            Labels from ``classes_`` (dtype of ``classes_``, or of ``y`` when
+            the labels are the integer codes 0..C-1).
         """
         self._validate_params()
         y_values, codec = self._fit(X, y)

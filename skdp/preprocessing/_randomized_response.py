@@ -298,7 +298,8 @@ class RandomizedResponse(
         -------
         X_out : same type as X
         y_private : ndarray (or Series if ``y`` is one) of shape (n_samples,)
-            Labels from ``classes_``, with the dtype of ``classes_``.
+            Labels from ``classes_`` (dtype of ``classes_``, or of ``y`` when
+            the labels are the integer codes 0..C-1).
         """
         self._validate_params()
         X_checked = self._validate_X(X, reset=True)
