@@ -280,6 +280,13 @@ class _VerticalFM(BaseEstimator):
             key: _protocol.NoiseGroup(key, contrib, quad, lin, mechs[key])
             for key, (contrib, quad, lin) in coords.items()
         }
+        budgets = None
+        if self.budget == "bottom-up":
+            local, pairs = info
+            budgets = [
+                np.concatenate([[local[k] + pairs[k].sum()], pairs[k]])
+                for k in range(len(partition))
+            ]
         dealer_noise = None
         if self.noise_generation == "dealer":
             dealer_noise = self._dealer(domain, groups, info, rng)
@@ -307,6 +314,7 @@ class _VerticalFM(BaseEstimator):
             value_bound=value_bound,
             rng=rng,
             keep_payloads=self._keep_transcript_payloads,
+            party_budgets=budgets,
         )
         if self.budget == "top-down":
             noise_std = release_noise_std(info)

@@ -425,6 +425,7 @@ def run(
     value_bound,
     rng,
     keep_payloads=False,
+    party_budgets=None,
 ):
     """Run the protocol once; return ``(A_noisy, b_noisy, transcript)``.
 
@@ -448,6 +449,11 @@ def run(
         Bound on the absolute value of any exact cross coefficient.
     rng : numpy.random.Generator
         Seeds the parties' generators.
+    keep_payloads : bool
+        Keep message payloads in the transcript.
+    party_budgets : list or None
+        Bottom-up: what each party tells the server (its total and its row of
+        pairwise budgets), sent before the plan.
     """
     transcript = Transcript(keep_payloads=keep_payloads)
     n_parties = len(partition)
@@ -465,6 +471,15 @@ def run(
     ]
 
     # ---- step 1: plan and keys --------------------------------------------- #
+    if party_budgets is not None:
+        for party in parties:
+            transcript.send(
+                "plan",
+                party.name,
+                SERVER,
+                "budget",
+                np.asarray(party_budgets[party.index], dtype=np.float64),
+            )
     granularities = sorted(
         {lattice_granularity(gr.mechanism) for gr in groups.values()}
     )
@@ -494,7 +509,7 @@ def run(
     for party in parties:
         mine = {key: gr for key, gr in groups.items() if party.index in gr.contributors}
         plan_k = dict(plan, groups=mine)
-        transcript.send("plan", SERVER, party.name, "plan", _plan_bytes(mine))
+        transcript.send("plan", SERVER, party.name, "plan", _plan_payload(mine))
         transcript.send("plan", SERVER, party.name, "public key", public_key)
         party.receive_plan(plan_k, public_key, backend_obj)
     if noise_generation == "dealer":
@@ -587,8 +602,20 @@ def run(
     return A_noisy, b_noisy, transcript
 
 
-def _plan_bytes(groups):
-    # coordinates (two int32 per quad entry, one per lin entry) + mechanism params
-    return b"\0" * sum(
-        8 * len(g.quad[0]) + 4 * len(g.lin) + 24 for g in groups.values()
-    )
+def _plan_payload(groups):
+    """What a party learns from the plan: its coordinates and noise parameters."""
+    out = {}
+    for key, group in groups.items():
+        mech = group.mechanism
+        params = [
+            mech.epsilon,
+            getattr(mech, "scale", 0.0),
+            getattr(mech, "sigma", 0.0),
+        ]
+        out[str(key)] = {
+            "rows": np.asarray(group.quad[0], dtype=np.int32),
+            "cols": np.asarray(group.quad[1], dtype=np.int32),
+            "lin": np.asarray(group.lin, dtype=np.int32),
+            "mechanism": np.asarray(params, dtype=np.float64),
+        }
+    return out

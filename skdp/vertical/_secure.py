@@ -62,8 +62,9 @@ def make_backend(name):
 class Sealed:
     """A message payload that stands for data the receiver cannot read.
 
-    Only ``nbytes`` (what the real protocol would send) and an opaque handle are
-    visible; the plaintext backend keeps the content in its vault.
+    Only ``nbytes`` (the size of the plaintext data it stands for; the bfv
+    backend's ciphertexts are far larger) and an opaque handle are visible; the
+    plaintext backend keeps the content in its vault.
     """
 
     __slots__ = ("handle", "nbytes", "what")

@@ -195,3 +195,24 @@ def test_classifier_failure_message_names_cause(monkeypatch):
         VerticalFMClassifier(data_norm=1.0, linear_weight=0.5, partition=parts).fit(
             X, y > 0
         )
+
+
+def test_bottom_up_parties_send_their_budgets_first():
+    X, y, parts = _data()
+    pairs = np.full((3, 3), 0.2) - 0.2 * np.eye(3)
+    est = VerticalFMRegressor(
+        budget="bottom-up",
+        party_epsilon=[1.0, 1.0, 1.0],
+        pairwise_epsilon=pairs,
+        bounds_X=(-1, 1),
+        bounds_y=(-1, 1),
+        linear_weight=0.5,
+        partition=parts,
+    )
+    est._keep_transcript_payloads = True
+    est.fit(X, y)
+    budgets = [m for m in est.transcript_ if m.kind == "budget"]
+    assert [m.sender for m in budgets] == ["party 0", "party 1", "party 2"]
+    assert all(m.receiver == SERVER for m in budgets)
+    np.testing.assert_allclose(budgets[1].payload, [1.0, 0.2, 0.0, 0.2])
+    assert est.transcript_.messages[0].kind == "budget"
