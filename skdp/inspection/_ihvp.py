@@ -3,13 +3,14 @@
 All solvers take a symmetric positive definite operator H (dimension p) and return
 H^{-1} v for one or several right-hand sides v (shape (p,) or (p, m)).
 
-Stated agreement (tested in tests/inspection/test_ihvp.py): on a problem with
-condition number kappa, ``explicit`` and ``cg`` (rtol 1e-10) agree to 1e-8 relative
-error; full-batch ``lissa`` with ``scale >= lambda_max`` converges like
-(1 - lambda_min / scale)^depth, so with depth >= 25 * kappa it agrees with the
-others to 1e-6 relative. Minibatch LiSSA (``batch_size``) adds sampling noise of
-order sqrt(1 / (batch_size * repeats)) and is meant for models too large for the
-other two.
+Stated agreement (tested in tests/inspection/test_ihvp.py and
+test_influence.py::test_solvers_agree): on a problem with condition number kappa,
+``cg`` stops at ||H x - v|| <= rtol ||v||, so its normwise relative error against
+``explicit`` is at most kappa * rtol (1e-8 for rtol=1e-10, kappa <= 100); full-batch
+``lissa`` with ``scale >= lambda_max`` converges like (1 - lambda_min / scale)^depth,
+so with depth >= 25 * kappa it agrees with the others to 1e-6 relative. Minibatch
+LiSSA (``batch_size``) adds sampling noise of order sqrt(1 / (batch_size * repeats))
+and is meant for models too large for the other two.
 """
 
 import numpy as np

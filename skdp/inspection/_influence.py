@@ -318,9 +318,13 @@ class RRInfluenceEstimator(MetaEstimatorMixin, BaseEstimator):
     >>> y = (X[:, 0] + rng.normal(size=200) > 0).astype(int)
     >>> est = RRInfluenceEstimator(LogisticRegression(), attributes={"group": 1})
     >>> est = est.fit(X, y)
-    >>> delta = est.influence(X, y, groups=X[:, 1] == 0, perturb={"label": [0.5, 5]})
-    >>> delta.shape, bool(delta[0] > delta[1] > 0)
-    ((2,), True)
+    >>> eps = [0.5, 5.0, np.inf]
+    >>> delta = est.influence(X, y, groups=X[:, 1] == 0, perturb={"label": eps})
+    >>> delta.shape, float(delta[-1])
+    ((3,), 0.0)
+    >>> actual = est.validate(X, y, groups=[0, 1], perturb={"group": 1.0}, n_draws=5)
+    >>> actual.shape
+    (2,)
     """
 
     _parameter_constraints = {
@@ -800,7 +804,7 @@ class RRInfluenceEstimator(MetaEstimatorMixin, BaseEstimator):
                         W = pattern_weight(np.zeros((len(rows), F), dtype=bool))
                         first += accumulate(dict(codes), W)
                     continue
-                n_pattern = int(np.prod(d[pattern]))
+                n_pattern = int(np.prod(d[pattern] - 1))
                 w = n_pattern * pattern_weight(pattern[None])[0] / self.n_mc_samples
                 samples = []
                 for _ in range(self.n_mc_samples):
