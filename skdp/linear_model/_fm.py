@@ -47,6 +47,7 @@ class _BaseFM(BaseEstimator):
         "mechanism": [StrOptions({"laplace", "gaussian"})],
         "bounds_X": [tuple, list, None],
         "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "max_nonzero": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "fit_intercept": ["boolean"],
         "linear_weight": [
             StrOptions({"auto"}),
@@ -100,6 +101,12 @@ class _BaseFM(BaseEstimator):
                     "bounds_X must contain 0 for every feature when data_norm is "
                     "also given."
                 )
+        if self.max_nonzero is not None and lower is not None:
+            if np.any((lower > 0) | (upper < 0)):
+                raise ValueError(
+                    "bounds_X must contain 0 for every feature when max_nonzero is "
+                    "given."
+                )
         self.bounds_ = None if lower is None else (lower, upper)
         self.data_norm_ = data_norm
         if data_norm is not None:
@@ -115,10 +122,17 @@ class _BaseFM(BaseEstimator):
             y_bounds=self._y_bounds(y),
             fit_intercept=bool(self.fit_intercept),
             intercept_scaling=self.intercept_scaling_,
+            max_nonzero=self.max_nonzero,
         )
 
     def _clip(self, X, y):
         """Copies of the chunk clipped to the declared domain (inputs untouched)."""
+        k = self.max_nonzero
+        if k is not None and k < X.shape[1]:
+            # keep the k entries of largest magnitude in each row
+            small = np.argpartition(np.abs(X), X.shape[1] - k, axis=1)[:, :-k]
+            X = X.copy()
+            np.put_along_axis(X, small, 0.0, axis=1)
         if self.bounds_ is not None:
             X = clip_to_bounds(X, *self.bounds_)
         if self.data_norm_ is not None:
@@ -310,6 +324,10 @@ _COMMON_PARAMS_DOC = """
         it. With both ``bounds_X`` and ``data_norm``, the bounds must contain 0 and
         the tighter sensitivity is used. With neither, ``data_norm`` is taken from
         the data with a :class:`~skdp.exceptions.PrivacyLeakWarning`.
+    max_nonzero : int or None, default=None
+        At most this many non-zero features per row, e.g. the number of columns
+        before one-hot encoding (rows with more keep their largest entries).
+        Shrinks the Laplace sensitivity from order d to order max_nonzero.
     fit_intercept : bool, default=True
         Append a constant column of value ``intercept_scaling_`` (``data_norm`` if
         declared, else the largest absolute bound) inside the declared domain: the
@@ -317,7 +335,9 @@ _COMMON_PARAMS_DOC = """
     linear_weight : "auto" or float, default="auto"
         Releases ``c * b`` instead of ``b`` (free post-processing trade-off of noise
         between the quadratic and the linear coefficients). ``"auto"`` minimizes
-        the first-order error for ``||w|| ~ 1`` given the domain only.
+        the first-order error for a data-free guess of ``||w||`` (the output
+        scale over the row-norm bound; see
+        :func:`~skdp.linear_model._functional_mechanism.default_coef_norm`).
     postprocessing : {"ridge", "trim", "none"}, default="ridge"
         How the noisy quadratic is made well posed before the closed-form solve
         (see :func:`skdp.linear_model._functional_mechanism.solve_noisy_quadratic`):
@@ -418,6 +438,7 @@ class FMLinearRegression(RegressorMixin, _BaseFM):
         bounds_X=None,
         bounds_y=None,
         data_norm=None,
+        max_nonzero=None,
         fit_intercept=True,
         linear_weight="auto",
         postprocessing="ridge",
@@ -429,6 +450,7 @@ class FMLinearRegression(RegressorMixin, _BaseFM):
         self.bounds_X = bounds_X
         self.bounds_y = bounds_y
         self.data_norm = data_norm
+        self.max_nonzero = max_nonzero
         self.fit_intercept = fit_intercept
         self.linear_weight = linear_weight
         self.postprocessing = postprocessing
@@ -534,6 +556,7 @@ class FMLogisticRegression(ClassifierMixin, _BaseFM):
         mechanism="laplace",
         bounds_X=None,
         data_norm=None,
+        max_nonzero=None,
         fit_intercept=True,
         linear_weight="auto",
         postprocessing="ridge",
@@ -544,6 +567,7 @@ class FMLogisticRegression(ClassifierMixin, _BaseFM):
         self.mechanism = mechanism
         self.bounds_X = bounds_X
         self.data_norm = data_norm
+        self.max_nonzero = max_nonzero
         self.fit_intercept = fit_intercept
         self.linear_weight = linear_weight
         self.postprocessing = postprocessing

@@ -71,6 +71,7 @@ __all__ = [
     "Sensitivity",
     "add_noise",
     "balanced_linear_weight",
+    "default_coef_norm",
     "draw_noise",
     "lattice_granularity",
     "make_mechanism",
@@ -189,12 +190,16 @@ class DataDomain:
         Whether a constant column is appended (last coefficient).
     intercept_scaling : float
         The constant column's value ``s``.
+    max_nonzero : int or None
+        At most this many non-zero features per row (e.g. the number of columns
+        before one-hot encoding). Then ``||x||_1 <= sqrt(k) ||x||_2``, which
+        shrinks the L1 sensitivity from order ``d`` to order ``k``.
 
     Notes
     -----
-    At least one of the box and the norm must be given. When both are given the
-    box must contain 0 in every coordinate (so that scaling a row down to the norm
-    keeps it in the box, and clipping is a projection onto the intersection).
+    At least one of the box and the norm must be given. When both are given (or
+    ``max_nonzero``) the box must contain 0 in every coordinate (so that scaling a
+    row down to the norm, or zeroing entries, keeps it in the box).
     """
 
     n_features: int
@@ -204,6 +209,7 @@ class DataDomain:
     y_bounds: tuple | None = None
     fit_intercept: bool = False
     intercept_scaling: float = 1.0
+    max_nonzero: int | None = None
     _m: np.ndarray = field(init=False, repr=False, compare=False)
     _lo: np.ndarray = field(init=False, repr=False, compare=False)
     _hi: np.ndarray = field(init=False, repr=False, compare=False)
@@ -236,6 +242,18 @@ class DataDomain:
                     "contain 0 for every feature."
                 )
             lo, hi = np.maximum(lo, -R), np.minimum(hi, R)
+        if self.max_nonzero is not None:
+            k = int(self.max_nonzero)
+            if k < 1 or k != self.max_nonzero:
+                raise ValueError(
+                    f"max_nonzero must be an int >= 1, got {self.max_nonzero!r}."
+                )
+            if self.lower is not None and np.any((lo > 0) | (hi < 0)):
+                raise ValueError(
+                    "When max_nonzero is declared, the bounds must contain 0 for "
+                    "every feature."
+                )
+            object.__setattr__(self, "max_nonzero", min(k, d))
         if self.y_bounds is not None:
             yl, yu = (float(v) for v in self.y_bounds)
             if yl > yu:
@@ -285,8 +303,8 @@ def _beta_interval(objective, domain):
 
 
 def _max_l1_in_domain(domain, idx):
-    """max sum_{j in idx} |x_j| over box and ball (exact, by water-filling)."""
-    m = domain._m[idx]
+    """max sum_{j in idx} |x_j| over the domain (exact, by water-filling)."""
+    m = _top_k(domain, domain._m[idx])
     if m.size == 0:
         return 0.0
     if domain.data_norm is None:
@@ -305,8 +323,16 @@ def _max_l1_in_domain(domain, idx):
     return float(np.minimum(m, lo_t).sum())
 
 
+def _top_k(domain, m):
+    """The ``max_nonzero`` largest entries of ``m`` (all if no sparsity bound)."""
+    k = domain.max_nonzero
+    if k is None or k >= m.size:
+        return m
+    return np.sort(m)[::-1][:k]
+
+
 def _max_l2_in_domain(domain, idx):
-    m = domain._m[idx]
+    m = _top_k(domain, domain._m[idx])
     r = math.sqrt(float(np.sum(m**2)))
     if domain.data_norm is not None:
         r = min(r, domain.data_norm)
@@ -349,6 +375,12 @@ def _quadratic_part(domain, pairs, kappa):
     # max sum |x_j x_k| and max sum (x_j x_k)^2 over the domain
     max_abs = float(np.sum(m[j_idx] * m[k_idx]))
     max_sq = float(np.sum((m[j_idx] * m[k_idx]) ** 2))
+    # any S: sum_S |x_j x_k| <= (||x||_1^2 + ||x||_2^2) / 2, sum_S (x_j x_k)^2
+    # <= ||x||_2^4, with the largest norms the domain allows (sparsity included)
+    every = np.arange(d)
+    l1max, l2max = _max_l1_in_domain(domain, every), _max_l2_in_domain(domain, every)
+    max_abs = min(max_abs, 0.5 * (l1max**2 + l2max**2))
+    max_sq = min(max_sq, l2max**4)
     if domain.data_norm is not None:
         R2 = domain.data_norm**2
         M = _pair_matrix(j_idx, k_idx, d)
@@ -435,6 +467,9 @@ def sensitivity(objective, domain, *, linear_weight=1.0, quad_mask=None, lin_mas
     squared ``L1 = (d + 1) + 4 sqrt(d)``, ``L2 = sqrt(2 + 16)``; logistic
     ``L1 = (d + 1) / 8 + sqrt(d)``, ``L2 = sqrt(2 / 64 + 1)``. (DESIGN's
     ``2 (d + 2 sqrt(d))`` counts the monomial coefficients ``2 A_jk`` instead.)
+    With ``max_nonzero = k``, ``max ||x||_1`` is the water-filling over the ``k``
+    largest ``m_j`` (``sqrt(k) R`` under the norm), and every quadratic set obeys
+    ``sum_S |x_j x_k| <= (||x||_1^2 + ||x||_2^2) / 2 <= (k + 1) R^2 / 2``.
     Each bound is exact for its group under a box alone or a norm alone; with both,
     or for a subset, it is valid but may not be tight.
     """
@@ -562,18 +597,37 @@ def add_noise(A, b, noise_A, noise_b, *, linear_weight=1.0, granularity=0.0):
     return A_noisy, (lin + noise_b) / c
 
 
-def balanced_linear_weight(objective, domain, mechanism="laplace", coef_norm=1.0):
+def default_coef_norm(objective, domain):
+    """A data-free guess of ``||w||``: the output scale over the row-norm bound.
+
+    ``max |y| / R`` for ``"squared"`` (a fit with ``x^T w ~ y``) and ``4 / R`` for
+    ``"logistic_taylor"`` (log-odds of about 4 at the edge of the domain), with
+    ``R`` the largest row norm the domain allows.
+    """
+    R = _max_l2_in_domain(domain, np.arange(domain.n_features))
+    if R <= 0:
+        return 1.0
+    if objective == "squared":
+        scale = max(abs(v) for v in domain.y_bounds) if domain.y_bounds else 1.0
+        return max(scale, 1e-12) / R
+    objective_constants(objective)  # validates the name
+    return 4.0 / R
+
+
+def balanced_linear_weight(objective, domain, mechanism="laplace", coef_norm=None):
     """The ``c`` minimizing the expected error of ``w`` from the noise, heuristically.
 
     To first order the solution error is ``A^{-1} (E_A w + e_b / 2)``, whose size
     grows like ``sigma(c)^2 (||w||^2 + 1 / (4 c^2))`` with ``sigma(c)``
     proportional to the sensitivity at ``c``. This minimizes that over ``c`` for a
-    guess ``coef_norm`` of ``||w||``. It uses only the declared domain, never the
-    data, so it costs no privacy.
+    guess ``coef_norm`` of ``||w||`` (default :func:`default_coef_norm`). It uses
+    only the declared domain, never the data, so it costs no privacy.
 
     The sensitivity is ``Q + c L`` (L1) or ``sqrt(Q^2 + c^2 L^2)`` (L2) with the
     quadratic part ``Q`` and linear part ``L`` computed once.
     """
+    if coef_norm is None:
+        coef_norm = default_coef_norm(objective, domain)
     p = domain.n_coef
     quad = sensitivity(objective, domain, lin_mask=np.zeros(p, bool))
     lin = sensitivity(objective, domain, quad_mask=np.zeros((p, p), bool))

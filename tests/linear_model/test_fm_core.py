@@ -111,6 +111,20 @@ def test_sensitivity_norm_with_intercept_hand_derived():
     assert sensitivity("squared", dom).l1 == pytest.approx(7 + 6 * math.sqrt(2))
 
 
+def test_sensitivity_with_max_nonzero_hand_derived():
+    # ||x||_1 <= sqrt(3) on 3-sparse rows of the unit ball: quadratic part
+    # 2 (||x||_1^2 + ||x||^2) / 2 = 4, linear part 2 * 2 * sqrt(3)
+    dom = DataDomain(10, data_norm=1.0, y_bounds=(-1, 1), max_nonzero=3)
+    assert sensitivity("squared", dom).l1 == pytest.approx(4 + 4 * math.sqrt(3))
+    # a box: the 2 largest |bounds| count for the linear part
+    box = DataDomain(4, lower=[-1, -2, 0, -3], upper=1, y_bounds=(0, 1), max_nonzero=2)
+    lin_only = sensitivity(
+        "squared", box, quad_mask=np.zeros((4, 4), bool), linear_weight=1.0
+    )
+    # -2 y x_j ranges: widths 4, 8, 2, 12 sum to 26; norm bound 2 * 2 * (3 + 2) = 20
+    assert lin_only.l1 == pytest.approx(20.0)
+
+
 def test_linear_weight_scales_only_the_linear_part():
     dom = DataDomain(4, data_norm=1.0, y_bounds=(-1, 1))
     sens = sensitivity("squared", dom, linear_weight=0.5)
@@ -141,6 +155,13 @@ def _record_vector(x, y, objective, dom, c, qmask, lmask):
     return np.concatenate([quad, (c * beta(y) * x)[lmask]])
 
 
+def _sparsify(x, k):
+    if k is not None and k < x.size:
+        x = x.copy()
+        x[np.argsort(np.abs(x))[:-k]] = 0.0
+    return x
+
+
 def _extreme_points(dom, rng, n):
     """Random rows in the domain, biased to its extremes (corners, sphere)."""
     d = dom.n_features
@@ -155,6 +176,7 @@ def _extreme_points(dom, rng, n):
         else:
             x = rng.normal(size=d) * (rng.random(d) < 0.5)
             x = np.clip(x, lo, hi)
+        x = _sparsify(x, dom.max_nonzero)
         if dom.data_norm is not None:
             norm = np.linalg.norm(x)
             if norm > 0 and (kind == 2 or norm > dom.data_norm):
@@ -172,6 +194,8 @@ DOMAINS = [
         3, data_norm=2.0, y_bounds=(-1, 1), fit_intercept=True, intercept_scaling=2.0
     ),
     DataDomain(3, lower=0, upper=1, y_bounds=(0, 1), fit_intercept=True),
+    DataDomain(5, data_norm=1.0, y_bounds=(-1, 1), max_nonzero=2, fit_intercept=True),
+    DataDomain(4, lower=[-1, -2, 0, -1], upper=1, y_bounds=(-1, 1), max_nonzero=2),
 ]
 
 
@@ -235,6 +259,10 @@ def test_bad_domains():
         DataDomain(2)
     with pytest.raises(ValueError, match="contain 0"):
         DataDomain(2, lower=0.5, upper=1, data_norm=1.0)
+    with pytest.raises(ValueError, match="contain 0"):
+        DataDomain(2, lower=0.5, upper=1, max_nonzero=1)
+    with pytest.raises(ValueError, match="max_nonzero"):
+        DataDomain(2, data_norm=1.0, max_nonzero=0)
     with pytest.raises(ValueError, match="y_bounds"):
         sensitivity("squared", DataDomain(2, data_norm=1.0))
     with pytest.raises(ValueError, match="objective"):
@@ -294,7 +322,7 @@ def test_noise_variance_matches_the_mechanism():
 
 def test_balanced_weight_balances_gaussian_noise():
     dom = DataDomain(20, data_norm=1.0, y_bounds=(-1, 1))
-    c = balanced_linear_weight("squared", dom, "gaussian")
+    c = balanced_linear_weight("squared", dom, "gaussian", coef_norm=1.0)
     # minimizer of (2 + 16 c^2)(1 + 1/(4 c^2)): c^4 = 1/32
     assert c == pytest.approx(32**-0.25, rel=0.05)
 

@@ -175,6 +175,26 @@ def test_out_of_bounds_data_is_clipped(fit_intercept):
     assert reg.data_norm_ == 1.0 and reg.bounds_ is None
 
 
+def test_max_nonzero_keeps_the_largest_entries():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-0.3, 0.3, size=(300, 5))
+    y = X @ [1.0, 2.0, 0.0, -1.0, 0.5]
+    X0 = X.copy()
+    reg = FMLinearRegression(
+        epsilon=np.inf, data_norm=1.0, bounds_y=(-2, 2), max_nonzero=2
+    ).fit(X, y)
+    np.testing.assert_array_equal(X, X0)
+    sparse = X.copy()
+    order = np.argsort(np.abs(X), axis=1)
+    np.put_along_axis(sparse, order[:, :3], 0.0, axis=1)
+    ols = LinearRegression().fit(sparse, y)
+    np.testing.assert_allclose(reg.coef_, ols.coef_, rtol=1e-8)
+    dense = FMLinearRegression(epsilon=1.0, data_norm=1.0, bounds_y=(-2, 2)).fit(X, y)
+    assert reg.set_params(epsilon=1.0).fit(X, y).sensitivity_.l1 < (
+        dense.sensitivity_.l1
+    )
+
+
 def test_classifier_clips_too(clf_data):
     X, y, _ = clf_data
     big = 5 * X
@@ -343,6 +363,8 @@ def test_labels_must_be_binary(clf_data):
         ({"epsilon": 0.0, "data_norm": 1.0}, "epsilon"),
         ({"mechanism": "gaussian", "data_norm": 1.0}, "delta"),
         ({"bounds_X": (0.1, 1), "data_norm": 1.0}, "contain 0"),
+        ({"bounds_X": (0.1, 1), "max_nonzero": 1}, "contain 0"),
+        ({"max_nonzero": 0, "data_norm": 1.0}, "max_nonzero"),
     ],
 )
 def test_bad_parameters(reg_data, params, match):

@@ -1,0 +1,446 @@
+"""Functional mechanism: FMLinearRegression / FMLogisticRegression vs diffprivlib.
+
+1. Synthetic linear regression (issue 3, target 1): rows uniform on the unit
+   sphere (||x||_2 = 1), ``y = clip(x @ coef + 0.05 N(0, 1), -1, 1)`` with
+   ``||coef||_2 = 1``, no intercept, n = 20,000 train / 5,000 test. Test MSE,
+   median over seeds. skdp declares ``data_norm=1, bounds_y=(-1, 1)``;
+   diffprivlib ``bounds_X=(-1, 1), bounds_y=(-1, 1)``.
+2. Adult logistic regression (target 2): bundled Adult without missing rows
+   (train split to fit, test split to score), numeric columns min-max scaled to
+   [0, 1], categoricals one-hot (``education`` dropped as a duplicate of
+   ``education-num``, ``native-country`` dropped), every row divided by the
+   public constant sqrt(#numeric + #categorical) so that ||x||_2 <= 1 holds by
+   construction. Accuracy, median over seeds. diffprivlib gets
+   ``data_norm = max row norm`` (as in the issue's reference run).
+3. Speed (target 3): fit time of FMLinearRegression vs sklearn LinearRegression
+   on the same data, and peak traced memory of ``fit_chunks`` as n grows.
+
+diffprivlib 0.6.6 imports only with scikit-learn < 1.7: its columns are filled
+when it imports (run this file from a venv with scikit-learn 1.6.1) and marked
+"n/a" otherwise. The Gaussian variant uses delta = 1e-5.
+"""
+
+import sys
+import time
+import tracemalloc
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import sklearn  # noqa: E402
+from _common import cli, machine_description, markdown_table, write_result  # noqa: E402
+from sklearn.linear_model import LinearRegression, LogisticRegression  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from skdp.datasets import load_adult  # noqa: E402
+from skdp.linear_model import FMLinearRegression, FMLogisticRegression  # noqa: E402
+from skdp.linear_model._functional_mechanism import (  # noqa: E402
+    DataDomain,
+    sensitivity,
+)
+
+try:  # optional comparison
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import diffprivlib
+        from diffprivlib.models import LinearRegression as DPLLinearRegression
+        from diffprivlib.models import LogisticRegression as DPLLogisticRegression
+    DPL_VERSION = diffprivlib.__version__
+except Exception as exc:  # ImportError, or its import-time sklearn breakage
+    DPL_VERSION = None
+    DPL_ERROR = f"{type(exc).__name__}: {exc}"
+
+DELTA = 1e-5
+LIN_EPS = [0.1, 1.0, 10.0]
+LOG_EPS = [0.1, 0.5, 1.0, 5.0, 10.0]
+
+
+def _sphere_data(n, d, rng):
+    X = rng.standard_normal((n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    coef = rng.standard_normal(d)
+    coef /= np.linalg.norm(coef)
+    y = np.clip(X @ coef + 0.05 * rng.standard_normal(n), -1, 1)
+    return X, y
+
+
+def _quiet_fit(est, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return est.fit(X, y)
+
+
+def _fmt(values):
+    return float(np.median(values)) if len(values) else "n/a"
+
+
+# --------------------------------------------------------------------------- 1
+def synthetic_linear(quick):
+    n_seeds = 3 if quick else 10
+    n_train, n_test = 20_000, 5_000
+    rows, curves = [], {}
+    for d in (5, 20, 50):
+        per = {k: {e: [] for e in LIN_EPS} for k in ("lap", "gau", "dpl")}
+        nonpriv, var_y = [], []
+        for seed in range(n_seeds):
+            rng = np.random.default_rng(1000 * d + seed)
+            X, y = _sphere_data(n_train + n_test, d, rng)
+            Xtr, ytr, Xte, yte = X[:n_train], y[:n_train], X[n_train:], y[n_train:]
+            ols = LinearRegression(fit_intercept=False).fit(Xtr, ytr)
+            nonpriv.append(np.mean((ols.predict(Xte) - yte) ** 2))
+            var_y.append(np.var(yte))
+            for eps in LIN_EPS:
+                for key, mech in (("lap", "laplace"), ("gau", "gaussian")):
+                    reg = FMLinearRegression(
+                        epsilon=eps,
+                        delta=DELTA,
+                        mechanism=mech,
+                        data_norm=1.0,
+                        bounds_y=(-1, 1),
+                        fit_intercept=False,
+                        random_state=seed,
+                    ).fit(Xtr, ytr)
+                    per[key][eps].append(np.mean((reg.predict(Xte) - yte) ** 2))
+                if DPL_VERSION:
+                    dpl = _quiet_fit(
+                        DPLLinearRegression(
+                            epsilon=eps,
+                            bounds_X=(-1, 1),
+                            bounds_y=(-1, 1),
+                            fit_intercept=False,
+                            random_state=seed,
+                        ),
+                        Xtr,
+                        ytr,
+                    )
+                    per["dpl"][eps].append(np.mean((dpl.predict(Xte) - yte) ** 2))
+        for eps in LIN_EPS:
+            lap, gau, dpl = (_fmt(per[k][eps]) for k in ("lap", "gau", "dpl"))
+            npv, vy = float(np.median(nonpriv)), float(np.median(var_y))
+            best = min(lap, gau)
+            rows.append(
+                [
+                    d,
+                    eps,
+                    lap,
+                    gau,
+                    dpl,
+                    npv,
+                    vy,
+                    f"{best / npv:.2f}",
+                    "yes" if max(lap, gau) < vy else "NO",
+                    "n/a" if dpl == "n/a" else ("yes" if max(lap, gau) < dpl else "NO"),
+                ]
+            )
+        curves[d] = (per, float(np.median(nonpriv)), float(np.median(var_y)))
+    header = [
+        "d",
+        "eps",
+        "skdp Laplace",
+        "skdp Gaussian",
+        "diffprivlib",
+        "non-private",
+        "var(y)",
+        "best skdp / non-private",
+        "both < var(y)",
+        "both < diffprivlib",
+    ]
+    text = (
+        f"### 1. Synthetic linear regression: test MSE, median of {n_seeds} seeds\n\n"
+        f"n = {n_train} train / {n_test} test, ||x|| = 1, |y| <= 1, no intercept; "
+        f"Gaussian delta = {DELTA}.\n\n" + markdown_table(header, rows)
+    )
+    return text, curves, rows
+
+
+def sensitivity_table():
+    rows = []
+    for d in (5, 20, 50):
+        dom = DataDomain(d, data_norm=1.0, y_bounds=(-1, 1))
+        lin = sensitivity("squared", dom)
+        log = sensitivity("logistic_taylor", dom)
+        rows.append(
+            [
+                d,
+                lin.l1,
+                2 * (d + 2 * np.sqrt(d)),
+                lin.l2,
+                log.l1,
+                np.sqrt(d) + d / 4,
+                log.l2,
+            ]
+        )
+    header = [
+        "d",
+        "linear L1 (skdp)",
+        "linear L1 (monomials, DESIGN)",
+        "linear L2",
+        "logistic L1 (skdp)",
+        "logistic L1 (DESIGN)",
+        "logistic L2",
+    ]
+    return (
+        "### Sensitivities under ||x|| <= 1, |y| <= 1 (linear weight c = 1)\n\n"
+        + markdown_table(header, rows)
+    )
+
+
+# --------------------------------------------------------------------------- 2
+def adult_features():
+    """Adult train/test as described in the module docstring."""
+    train = load_adult(split="train", drop_missing=True)
+    test = load_adult(split="test", drop_missing=True)
+    names = train.feature_names
+    numeric = [c for c in train.numeric_features]
+    categorical = [
+        c
+        for c in train.categorical_features
+        if c not in ("education", "native-country")
+    ]
+
+    def col(data, c):
+        return data[:, names.index(c)]
+
+    blocks_tr, blocks_te = [], []
+    for c in numeric:
+        tr = col(train.data, c).astype(float)
+        te = col(test.data, c).astype(float)
+        lo, hi = tr.min(), tr.max()
+        blocks_tr.append(((tr - lo) / (hi - lo))[:, None])
+        blocks_te.append(np.clip((te - lo) / (hi - lo), 0, 1)[:, None])
+    for c in categorical:
+        levels = np.unique(col(train.data, c).astype(str))
+        blocks_tr.append((col(train.data, c).astype(str)[:, None] == levels) * 1.0)
+        blocks_te.append((col(test.data, c).astype(str)[:, None] == levels) * 1.0)
+    scale = np.sqrt(len(numeric) + len(categorical))
+    Xtr = np.hstack(blocks_tr) / scale
+    Xte = np.hstack(blocks_te) / scale
+    return Xtr, train.target, Xte, test.target
+
+
+def adult_logistic(quick):
+    n_seeds = 3 if quick else 10
+    Xtr, ytr, Xte, yte = adult_features()
+    max_norm = float(np.linalg.norm(Xtr, axis=1).max())
+    majority = max(np.mean(yte), 1 - np.mean(yte))
+    sk = LogisticRegression(max_iter=2000).fit(Xtr, ytr)
+    nonpriv = sk.score(Xte, yte)
+    taylor = FMLogisticRegression(epsilon=np.inf, data_norm=1.0).fit(Xtr, ytr)
+    taylor_acc = taylor.score(Xte, yte)
+    rows, curves = [], {"lap": [], "gau": [], "dpl": []}
+    for eps in LOG_EPS:
+        acc = {"lap": [], "gau": [], "dpl": []}
+        for seed in range(n_seeds):
+            for key, mech in (("lap", "laplace"), ("gau", "gaussian")):
+                clf = FMLogisticRegression(
+                    epsilon=eps,
+                    delta=DELTA,
+                    mechanism=mech,
+                    data_norm=1.0,
+                    random_state=seed,
+                ).fit(Xtr, ytr)
+                acc[key].append(clf.score(Xte, yte))
+            if DPL_VERSION:
+                dpl = _quiet_fit(
+                    DPLLogisticRegression(
+                        epsilon=eps, data_norm=max_norm, random_state=seed
+                    ),
+                    Xtr,
+                    ytr,
+                )
+                acc["dpl"].append(dpl.score(Xte, yte))
+        lap, gau, dpl = (_fmt(acc[k]) for k in ("lap", "gau", "dpl"))
+        for k, v in (("lap", lap), ("gau", gau), ("dpl", dpl)):
+            curves[k].append(v)
+        rows.append(
+            [
+                eps,
+                lap,
+                gau,
+                dpl,
+                nonpriv,
+                taylor_acc,
+                majority,
+                "yes" if lap >= majority else "NO",
+                "n/a" if dpl == "n/a" else ("yes" if lap >= dpl else "NO"),
+            ]
+        )
+    header = [
+        "eps",
+        "skdp Laplace",
+        "skdp Gaussian",
+        "diffprivlib",
+        "non-private (sklearn)",
+        "non-private Taylor (eps=inf)",
+        "majority",
+        "Laplace >= majority",
+        "Laplace >= diffprivlib",
+    ]
+    text = (
+        f"### 2. Adult logistic regression: test accuracy, median of {n_seeds} "
+        f"seeds\n\n{Xtr.shape[0]} train / {Xte.shape[0]} test rows, "
+        f"{Xtr.shape[1]} features, ||x|| <= 1 by construction (max row norm "
+        f"{max_norm:.3f}); Gaussian delta = {DELTA}.\n\n" + markdown_table(header, rows)
+    )
+    return text, curves, (nonpriv, majority)
+
+
+# --------------------------------------------------------------------------- 3
+def speed(quick):
+    n, d = (200_000, 50) if quick else (1_000_000, 50)
+    repeats = 1 if quick else 3
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n, d))
+    X /= np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1.0) * 2
+    y = np.clip(X @ rng.standard_normal(d) / 5 + 0.1 * rng.standard_normal(n), -1, 1)
+
+    def best_time(fn):
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    fm = FMLinearRegression(epsilon=1.0, data_norm=1.0, bounds_y=(-1, 1))
+    rows = []
+    for threads in (1, None):
+        # a shared machine oversubscribes OpenBLAS threads (they spin); one
+        # thread each is the fair, reproducible comparison
+        with threadpool_limits(threads):
+            t_fm = best_time(lambda: fm.fit(X, y))
+            t_sk = best_time(lambda: LinearRegression().fit(X, y))
+        rows.append(
+            [
+                f"{n:,}",
+                d,
+                threads or "default",
+                f"{t_fm:.2f}",
+                f"{t_sk:.2f}",
+                f"{t_sk / t_fm:.1f}x",
+            ]
+        )
+    text = (
+        f"### 3a. Fit time (seconds, best of {repeats}), same data, same run\n\n"
+        + markdown_table(
+            [
+                "n",
+                "d",
+                "BLAS threads",
+                "FMLinearRegression",
+                "sklearn LinearRegression",
+                "sklearn / FM",
+            ],
+            rows,
+        )
+    )
+    X = y = None  # free the big arrays before the memory measurement
+
+    def chunks(n_chunks, rows_per_chunk=10_000, d=50):
+        gen = np.random.default_rng(1)
+        for _ in range(n_chunks):
+            Xc = gen.uniform(-0.1, 0.1, size=(rows_per_chunk, d))
+            yield Xc, np.clip(Xc.sum(axis=1), -1, 1)
+
+    mem_rows = []
+    for n_chunks in (5, 20) if quick else (10, 100):
+        reg = FMLinearRegression(epsilon=1.0, data_norm=1.0, bounds_y=(-1, 1))
+        tracemalloc.start()
+        reg.fit_chunks(chunks(n_chunks))
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        mem_rows.append(
+            [
+                f"{n_chunks * 10_000:,}",
+                n_chunks,
+                f"{peak / 2**20:.1f}",
+                reg.n_samples_seen_,
+            ]
+        )
+    text += (
+        "\n\n### 3b. Chunked fitting (fit_chunks, 10,000 x 50 chunks generated on "
+        "the fly): peak traced memory\n\n"
+        + markdown_table(["n", "chunks", "peak MiB", "n_samples_seen_"], mem_rows)
+    )
+    return text
+
+
+# --------------------------------------------------------------------------- plots
+def _plot(out_dir, name, lin_curves, log_curves, log_refs):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
+    for ax, d in zip(axes[:3], sorted(lin_curves)):
+        per, npv, vy = lin_curves[d]
+        for key, label in (("lap", "skdp Laplace"), ("gau", "skdp Gaussian")):
+            ax.plot(
+                LIN_EPS, [np.median(per[key][e]) for e in LIN_EPS], "o-", label=label
+            )
+        if per["dpl"][LIN_EPS[0]]:
+            ax.plot(
+                LIN_EPS,
+                [np.median(per["dpl"][e]) for e in LIN_EPS],
+                "s--",
+                label="diffprivlib",
+            )
+        ax.axhline(npv, color="k", lw=1, label="non-private")
+        ax.axhline(vy, color="gray", ls=":", label="var(y)")
+        ax.set(xscale="log", yscale="log", xlabel="epsilon", title=f"linear, d={d}")
+    axes[0].set_ylabel("test MSE")
+    axes[0].legend(fontsize=7)
+    ax = axes[3]
+    for key, label in (
+        ("lap", "skdp Laplace"),
+        ("gau", "skdp Gaussian"),
+        ("dpl", "diffprivlib"),
+    ):
+        vals = log_curves[key]
+        if vals and vals[0] != "n/a":
+            ax.plot(LOG_EPS, vals, "o-", label=label)
+    ax.axhline(log_refs[0], color="k", lw=1, label="non-private")
+    ax.axhline(log_refs[1], color="gray", ls=":", label="majority")
+    ax.set(xscale="log", xlabel="epsilon", ylabel="accuracy", title="Adult logistic")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path = Path(out_dir) / f"{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def main(quick=True, out_dir="benchmarks/results"):
+    """Functional mechanism vs diffprivlib: synthetic linear, Adult, speed."""
+    start = time.perf_counter()
+    mode = "quick (3 seeds, speed at n = 200,000)" if quick else "full (10 seeds)"
+    if DPL_VERSION:
+        dpl_note = f"diffprivlib {DPL_VERSION} (scikit-learn {sklearn.__version__})"
+    else:
+        dpl_note = (
+            f"diffprivlib not importable with scikit-learn {sklearn.__version__} "
+            f"({DPL_ERROR[:120]}); run in a scikit-learn 1.6 venv for its columns"
+        )
+    parts = [
+        f"## Functional mechanism benchmark, {mode} mode\n\n"
+        f"{machine_description()}; {dpl_note}."
+    ]
+    lin_text, lin_curves, _ = synthetic_linear(quick)
+    parts.append(lin_text)
+    parts.append(sensitivity_table())
+    log_text, log_curves, log_refs = adult_logistic(quick)
+    parts.append(log_text)
+    speed_text = speed(quick)
+    parts.append(speed_text)
+    name = "fm" if DPL_VERSION is None else "fm_with_diffprivlib"
+    plot = _plot(out_dir, name, lin_curves, log_curves, log_refs)
+    parts.append(f"Plot: {plot.name}. Total time {time.perf_counter() - start:.0f} s.")
+    write_result(out_dir, name, "\n\n".join(parts))
+
+
+if __name__ == "__main__":
+    cli(main)
