@@ -228,6 +228,13 @@ class RRInfluenceEstimator(MetaEstimatorMixin, BaseEstimator):
     max_outcomes : int, default=1024
     n_mc_samples : int, default=64
         Samples per change pattern for ``"monte_carlo"``.
+    order : {1, 2}, default=1
+        1: the first-order influence of the seed paper (one factorization for
+        every group and epsilon). 2: Newton-corrected second order (see Notes),
+        much more accurate when the test loss is near its minimum (test data
+        distributed like the training data) or the group is large, at the cost
+        of one small p x p solve per group and epsilon. Not available with
+        ``correction="forward"``.
     polish : bool, default=True
         Refine the fitted parameters to the exact minimizer (the estimator's
         stopping tolerance would otherwise leave a non-zero gradient) before
@@ -296,10 +303,26 @@ class RRInfluenceEstimator(MetaEstimatorMixin, BaseEstimator):
     estimate is again an exact expectation, now with an epsilon-dependent
     gradient.
 
-    The influence is a first-order (small-perturbation) estimate: accurate for
-    small groups or large epsilon; for large groups at small epsilon it captures
-    the trend but not the curvature of the change. :meth:`validate` measures the
-    real effect by retraining.
+    **Second order** (``order=2``). When the test data look like the training
+    data, grad L_test is close to 0 at the fitted model, so the first-order term
+    is small and often of the wrong sign, while the real change is dominated by
+    the quadratic term (on Adult the first-order estimate correlates poorly or
+    negatively with retraining; see benchmarks/bench_influence.py). With
+    mu = E[sum_i Delta g_i], the expected Hessian change
+    dH = E[sum_i Delta H_i], dtheta = -(H + dH)^{-1} mu and
+    B = (H + dH)^{-1} H_test (H + dH)^{-1}:
+    ``Delta L ~= grad L_test . dtheta + dtheta^T H_test dtheta / 2
+    + sum_i tr(B Cov(Delta g_i)) / 2``, the last term being the variance the RR
+    draws add around the mean shift. Using H + dH (one Newton step on the
+    expected perturbed objective instead of the Hessian at the old solution)
+    matters for feature RR on large groups, where the perturbed rows change the
+    curvature itself. Everything depends on epsilon only through the probability
+    of each change pattern, so per-pattern sums are accumulated once per group.
+
+    Both orders are small-perturbation expansions: accurate for small groups or
+    large epsilon; for groups holding a large share of the data at small epsilon
+    the real change saturates and the estimates overshoot. :meth:`validate`
+    measures the real effect by retraining.
 
     References
     ----------
@@ -858,6 +881,10 @@ class RRInfluenceEstimator(MetaEstimatorMixin, BaseEstimator):
         S = np.zeros((M, p, p))
         Dm = np.zeros((M, p, p))
         X1_old, y_old = self._objective.X1[rows], self._y_enc[rows]
+        # the curvature of these losses does not depend on the label: a label-only
+        # perturbation changes the Hessian only through label-dependent weights
+        label_weights = self._adapter.row_weights(self.label_categories_, None)
+        hessian_changes = names != [LABEL] or np.ptp(label_weights) > 0
 
         def accumulate(assignment, factor):
             changed = np.column_stack([assignment[n] != codes[n] for n in names])
@@ -871,6 +898,8 @@ class RRInfluenceEstimator(MetaEstimatorMixin, BaseEstimator):
                 sw_sel = None if sw is None else sw[sel]
                 a[sel, m] += factor * diff[sel]
                 S[m] += factor * (diff[sel].T @ diff[sel])
+                if not hessian_changes:
+                    continue
                 Dm[m] += factor * (
                     self._curvature_sum(X1_new[sel], y_new[sel], sw_sel)
                     - self._curvature_sum(X1_old[sel], y_old[sel], sw_sel)
@@ -955,7 +984,8 @@ class RRInfluenceEstimator(MetaEstimatorMixin, BaseEstimator):
             (a grid, broadcast across attributes). Each attribute is released by
             k-ary RR over its categories with its own epsilon.
         return_std : bool, default=False
-            Also return the Monte Carlo standard error (zeros when exact).
+            Also return the Monte Carlo standard error of the first-order estimate
+            (zeros when exact or with ``order=2``).
 
         Returns
         -------

@@ -140,6 +140,14 @@ class LogisticRegressionAdapter(LinearLossAdapter):
         self.n_outputs = 1 if self.binary else len(self.classes)
         self.sum_zero_scores = not self.binary
         self.C = np.inf if _no_penalty(estimator) else float(estimator.C)
+        multi_class = getattr(estimator, "multi_class", "deprecated")
+        if not self.binary and (
+            multi_class == "ovr" or estimator.solver == "liblinear"
+        ):
+            raise ValueError(
+                "One-vs-rest LogisticRegression (multi_class='ovr' or liblinear with "
+                "3+ classes) is not supported: fit the multinomial model."
+            )
 
     def theta(self):
         coef = np.asarray(self.estimator.coef_, dtype=np.float64)
