@@ -1020,11 +1020,15 @@ class RRInfluenceEstimator(MetaEstimatorMixin, BaseEstimator):
             a = a[0]
         return a
 
-    def replacement_influence(self, X_test, y_test, *, indices, X_new, y_new):
+    def replacement_influence(
+        self, X_test, y_test, *, indices, X_new, y_new, per_row=False
+    ):
         """Estimated test-loss change if training rows ``indices`` became
         ``(X_new, y_new)`` (Koh & Liang's perturbation influence, deterministic).
 
         ``X_new`` is raw input (transformed by the Pipeline's preceding steps).
+        With ``per_row=True`` returns each row's own estimate (the total is their
+        sum), e.g. to rank the most influential rows.
         """
         check_is_fitted(self)
         s = self._test_direction(X_test, y_test)["s"]
@@ -1036,7 +1040,7 @@ class RRInfluenceEstimator(MetaEstimatorMixin, BaseEstimator):
         c = self._adapter.row_weights(y, sw)
         g = c * np.sum(self._adapter.residual(X1 @ self.theta_.T, y) * (X1 @ s.T), 1)
         base = np.sum(self._base_residual[rows] * (self._objective.X1[rows] @ s.T), 1)
-        return float(-np.sum(g - base))
+        return -(g - base) if per_row else float(-np.sum(g - base))
 
     # ------------------------------------------------------------------ validation
     def validate(
