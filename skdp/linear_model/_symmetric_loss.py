@@ -1,0 +1,373 @@
+"""Linear classifiers trained with symmetric (noise-robust) losses."""
+
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.special import expit
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from skdp.linear_model._losses import LOSSES, make_loss
+from skdp.linear_model._symmetric_solvers import (
+    penalty_value,
+    solve_piecewise_l1,
+    solve_piecewise_l2,
+    solve_smooth,
+)
+from skdp.utils import check_random_state
+
+__all__ = ["SymmetricLossClassifier"]
+
+
+def _risk_rows(X, y, objective, max_pairs, rng):
+    """Rows M, intercept coefficients e and weights c of the empirical risk.
+
+    The risk is sum_j c_j l(M_j w + e_j b): ``error`` uses z_i = y_i f(x_i) with
+    c_i = 1/n; ``ber`` the same rows with c_i = 1/(2 n_{y_i}); ``auc`` the pairs
+    z = f(x_i) - f(x_j) for i positive, j negative (the intercept cancels), all pairs
+    when there are at most ``max_pairs``, else ``max_pairs`` pairs drawn uniformly
+    with replacement (an unbiased estimate of the pairwise risk).
+    """
+    pos = y > 0
+    n_pos, n_neg = int(pos.sum()), int((~pos).sum())
+    if objective == "auc":
+        ip, ineg = np.flatnonzero(pos), np.flatnonzero(~pos)
+        n_pairs = n_pos * n_neg
+        if n_pairs <= max_pairs:
+            i, j = (g.ravel() for g in np.meshgrid(ip, ineg, indexing="ij"))
+        else:
+            i = ip[rng.integers(n_pos, size=max_pairs)]
+            j = ineg[rng.integers(n_neg, size=max_pairs)]
+        M = X[i] - X[j]
+        return M, np.zeros(len(M)), np.full(len(M), 1.0 / len(M))
+    M = y[:, None] * X
+    if objective == "ber":
+        c = np.where(pos, 0.5 / n_pos, 0.5 / n_neg)
+    else:
+        c = np.full(len(y), 1.0 / len(y))
+    return M, y.astype(np.float64), c
+
+
+def _best_threshold(scores, y, balanced):
+    """Threshold minimizing the training error (or balanced error) of sign(s - t)."""
+    order = np.argsort(scores, kind="stable")
+    s, pos = scores[order], y[order] > 0
+    n_pos, n_neg = pos.sum(), (~pos).sum()
+    # cut k: the k smallest scores are predicted negative
+    fn = np.concatenate([[0], np.cumsum(pos)])
+    fp = n_neg - np.concatenate([[0], np.cumsum(~pos)])
+    risk = 0.5 * (fn / n_pos + fp / n_neg) if balanced else (fn + fp) / len(s)
+    # a cut must fall between distinct scores
+    valid = np.ones(len(s) + 1, dtype=bool)
+    valid[1:-1] = s[1:] > s[:-1]
+    k = int(np.argmin(np.where(valid, risk, np.inf)))
+    if k == 0:
+        return float(s[0] - 1.0)
+    if k == len(s):
+        return float(s[-1] + 1.0)
+    return float(0.5 * (s[k - 1] + s[k]))
+
+
+class SymmetricLossClassifier(ClassifierMixin, BaseEstimator):
+    """Linear binary classifier minimizing a regularized (symmetric) margin risk.
+
+    Learns f(x) = w^T x + b by minimizing ``risk(f) + alpha * penalty(w)`` where the
+    risk is the plain, class-balanced or pairwise (AUC) empirical risk of a margin
+    loss. Symmetric losses (l(z) + l(-z) constant) make the minimizer of the risk
+    under symmetric label noise (randomized response, the exponential label
+    mechanism) the same as under clean labels, so they suit privatized labels.
+
+    This estimator itself is not differentially private: privatize the labels
+    before it, e.g. with :class:`skdp.preprocessing.PrivateLabelClassifier`.
+
+    Parameters
+    ----------
+    loss : {"barrier_hinge", "sigmoid", "ramp", "unhinged", "hinge", "logistic", \
+"squared"}, default="barrier_hinge"
+        Margin loss l(z), z = y f(x) with y in {-1, +1}. Symmetric: barrier hinge
+        (on [-r, r]), sigmoid, ramp, unhinged. For comparison: hinge, logistic,
+        squared.
+    objective : {"error", "ber", "auc"}, default="error"
+        ``"error"``: mean of l(y_i f(x_i)). ``"ber"``: balanced risk, each class
+        weighted by 1/(2 n_class). ``"auc"``: mean of l(f(x_i) - f(x_j)) over
+        (positive i, negative j) pairs.
+    alpha : float, default=1e-5
+        Regularization strength (> 0).
+    penalty : {"l2", "l1"}, default="l2"
+        ``alpha/2 ||w||^2`` or ``alpha ||w||_1``; the intercept is not penalized.
+    fit_intercept : bool, default=True
+        Learn b. With ``objective="auc"`` or ``loss="unhinged"`` the risk does not
+        determine b; it is then the training-set threshold (see Notes).
+    b : float, default=200.0
+        Barrier hinge slope outside [-r, r]; must be > 1.
+    r : float, default=50.0
+        Barrier hinge width of the symmetric region; must be > 0.
+    max_pairs : int, default=20000
+        Pairs used by ``objective="auc"``: all n_pos n_neg pairs if at most this
+        many, else this many pairs sampled uniformly (with ``random_state``).
+    n_restarts : int, default=2
+        Extra random starting points for the nonconvex losses (sigmoid, ramp).
+    tol : float, default=1e-9
+        Tolerance of the KKT check (piecewise-linear losses, L2) and of L-BFGS.
+    random_state : int, RandomState, Generator or None, default=None
+        Pair sampling and restarts.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        The two labels; ``classes_[1]`` is the positive class (y = +1).
+    coef_ : ndarray of shape (1, n_features)
+    intercept_ : ndarray of shape (1,)
+    objective_value_ : float
+        Regularized training objective at the solution (without the threshold).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Only when X has string feature names.
+
+    Notes
+    -----
+    **Symmetry and noise.** If l(z) + l(-z) = K and each label is flipped with
+    probability rho < 1/2 independently of x (binary randomized response, or the
+    exponential label mechanism, which is RR at eps/2), the expected noisy risk is
+    (1 - 2 rho) R(f) + rho K, an increasing affine function of the clean risk R:
+    same minimizer. For the balanced risk this holds for class-conditional flip rates
+    too, and for the AUC risk the pairwise version of the same identity holds
+    (Charoenphakdee, Lee & Sugiyama 2019). The barrier hinge
+    l(z) = max(-b(r + z) + r, max(b(z - r), r - z)) is symmetric only on [-r, r]
+    (where it equals the unhinged loss r - z); the steep barrier keeps margins inside.
+    It is convex, so (unlike sigmoid and ramp) the optimum can be computed.
+
+    **Optimization.** Piecewise-linear convex losses (barrier hinge, hinge): with
+    the L1 penalty an exact LP (HiGHS); with L2 a smoothing continuation (Moreau
+    envelope, L-BFGS) followed by an exact active-set (KKT) solve, accepted only when
+    the KKT conditions verify, which certifies the global optimum. Unhinged with L2
+    is closed-form, w = (1/alpha) sum_j c_j M_j (unbounded with L1: rejected).
+    Logistic and squared: L-BFGS (smooth, convex). Nonconvex sigmoid: L-BFGS from
+    zero, from the logistic solution (convex initializer) and ``n_restarts`` random
+    points; the lowest objective wins. Nonconvex ramp = hinge/2 - max(0, -1 - z)/2:
+    the concave-convex procedure (each step an exact piecewise-linear problem, the
+    objective decreases monotonically and stops when the linearization repeats)
+    started from the hinge solution and ``n_restarts`` random points.
+
+    **Intercept by threshold.** The pairwise risk does not depend on b and the
+    unhinged risk is linear in b; there b is chosen as minus the threshold on the
+    training scores that minimizes the training balanced error (``"ber"``/``"auc"``)
+    or error (``"error"``). Under symmetric label noise these empirical rates are
+    affine in the clean ones, so the threshold remains consistent.
+
+    **Probabilities.** Symmetric losses are not proper: their minimizers carry no
+    calibrated probability, so ``predict_proba`` exists only for
+    ``loss="logistic"`` with ``objective="error"`` (the sigmoid of the score).
+
+    References
+    ----------
+    N. Charoenphakdee, J. Lee, M. Sugiyama. On symmetric losses for learning from
+    corrupted labels. ICML 2019.
+    B. van Rooyen, A. Menon, R. Williamson. Learning with symmetric label noise:
+    the importance of being unhinged. NeurIPS 2015.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from skdp.linear_model import SymmetricLossClassifier
+    >>> X, y = make_classification(n_samples=200, random_state=0)
+    >>> clf = SymmetricLossClassifier(objective="ber").fit(X, y)
+    >>> float(clf.score(X, y)) > 0.8
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "loss": [StrOptions(set(LOSSES))],
+        "objective": [StrOptions({"error", "ber", "auc"})],
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "penalty": [StrOptions({"l2", "l1"})],
+        "fit_intercept": ["boolean"],
+        "b": [Interval(Real, 1, None, closed="neither")],
+        "r": [Interval(Real, 0, None, closed="neither")],
+        "max_pairs": [Interval(Integral, 1, None, closed="left")],
+        "n_restarts": [Interval(Integral, 0, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "random_state": ["random_state", np.random.Generator],
+    }
+
+    def __init__(
+        self,
+        *,
+        loss="barrier_hinge",
+        objective="error",
+        alpha=1e-5,
+        penalty="l2",
+        fit_intercept=True,
+        b=200.0,
+        r=50.0,
+        max_pairs=20000,
+        n_restarts=2,
+        tol=1e-9,
+        random_state=None,
+    ):
+        self.loss = loss
+        self.objective = objective
+        self.alpha = alpha
+        self.penalty = penalty
+        self.fit_intercept = fit_intercept
+        self.b = b
+        self.r = r
+        self.max_pairs = max_pairs
+        self.n_restarts = n_restarts
+        self.tol = tol
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the linear scorer.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Exactly two distinct labels.
+
+        Returns
+        -------
+        self
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        y_type = type_of_target(y, input_name="y", raise_unknown=True)
+        self.classes_ = np.unique(y)
+        if y_type != "binary" or self.classes_.size != 2:
+            raise ValueError(
+                "Only binary classification is supported. The type of the target is "
+                f"{y_type}: SymmetricLossClassifier needs samples of exactly two "
+                f"classes in y; got {self.classes_.size} class(es): "
+                f"{self.classes_[:5].tolist()}. For more classes wrap it in "
+                "sklearn.multiclass.OneVsRestClassifier."
+            )
+        if self.loss == "unhinged" and self.penalty == "l1":
+            raise ValueError(
+                "loss='unhinged' needs penalty='l2': with an L1 penalty the linear "
+                "risk is unbounded below or the solution is w = 0."
+            )
+        rng = check_random_state(self.random_state)
+        y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
+        loss = make_loss(self.loss, b=self.b, r=self.r)
+        M, e, c = _risk_rows(X, y_pm, self.objective, self.max_pairs, rng)
+        fit_b = (
+            self.fit_intercept and self.objective != "auc" and self.loss != "unhinged"
+        )
+        w, b_, value = self._solve(loss, M, e, c, fit_b, rng)
+        if self.fit_intercept and not fit_b:
+            scores = X @ w
+            b_ = -_best_threshold(scores, y_pm, balanced=self.objective != "error")
+        self.coef_ = w.reshape(1, -1)
+        self.intercept_ = np.array([b_ if self.fit_intercept else 0.0])
+        self.objective_value_ = value
+        return self
+
+    def _objective(self, loss, M, e, c, w, b_):
+        return float(c @ loss.value(M @ w + e * b_)) + penalty_value(
+            w, self.alpha, self.penalty
+        )
+
+    def _solve_piecewise(self, M, e, c, slopes, offsets, fit_b, theta0=None):
+        if self.penalty == "l1":
+            w, b_, _ = solve_piecewise_l1(M, e, c, slopes, offsets, self.alpha, fit_b)
+        else:
+            w, b_, _ = solve_piecewise_l2(
+                M, e, c, slopes, offsets, self.alpha, fit_b, tol=self.tol, theta0=theta0
+            )
+        return w, b_
+
+    def _solve(self, loss, M, e, c, fit_b, rng):
+        m, p = M.shape
+        zero = (np.zeros(p), 0.0)
+        if loss.name == "unhinged":
+            # linear risk: sum_j c_j (1 - M_j w) + alpha/2 ||w||^2 has w = M^T c / alpha
+            w = M.T @ c / self.alpha
+            return w, 0.0, self._objective(loss, M, e, c, w, 0.0)
+        if loss.pieces is not None:
+            slopes, offsets = (np.tile(a, (m, 1)) for a in loss.pieces)
+            w, b_ = self._solve_piecewise(M, e, c, slopes, offsets, fit_b)
+            return w, b_, self._objective(loss, M, e, c, w, b_)
+        if loss.convex:
+            w, b_, _ = solve_smooth(
+                loss, M, e, c, self.alpha, self.penalty, fit_b, zero
+            )
+            return w, b_, self._objective(loss, M, e, c, w, b_)
+        starts = self._starting_points(loss, M, e, c, fit_b, rng)
+        best = None
+        for theta0 in starts:
+            if loss.name == "ramp":
+                w, b_ = self._ramp_cccp(M, e, c, fit_b, theta0)
+            else:
+                w, b_, _ = solve_smooth(
+                    loss, M, e, c, self.alpha, self.penalty, fit_b, theta0
+                )
+            value = self._objective(loss, M, e, c, w, b_)
+            if best is None or value < best[2]:
+                best = (w, b_, value)
+        return best
+
+    def _starting_points(self, loss, M, e, c, fit_b, rng):
+        """Convex initializer (hinge for ramp, logistic for sigmoid), then random."""
+        m, p = M.shape
+        convex = make_loss("hinge" if loss.name == "ramp" else "logistic")
+        if convex.pieces is not None:
+            slopes, offsets = (np.tile(a, (m, 1)) for a in convex.pieces)
+            w0, b0 = self._solve_piecewise(M, e, c, slopes, offsets, fit_b)
+        else:
+            w0, b0, _ = solve_smooth(
+                convex, M, e, c, self.alpha, self.penalty, fit_b, (np.zeros(p), 0.0)
+            )
+        starts = [(w0, b0)]
+        if loss.name == "sigmoid":
+            starts.append((np.zeros(p), 0.0))
+        scale = max(float(np.linalg.norm(w0)), 1.0) / np.sqrt(max(p, 1))
+        for _ in range(self.n_restarts):
+            starts.append((rng.normal(scale=scale, size=p), 0.0))
+        return starts
+
+    def _ramp_cccp(self, M, e, c, fit_b, theta0, max_steps=50):
+        """Concave-convex procedure for ramp = hinge/2 - max(0, -1 - z)/2."""
+        w, b_ = theta0
+        active = None
+        for _ in range(max_steps):
+            z = M @ w + e * b_
+            new_active = z < -1.0
+            if active is not None and np.array_equal(new_active, active):
+                break
+            active = new_active
+            # linearized concave part adds slope 1/2 on rows with z < -1
+            g = 0.5 * active
+            slopes = np.column_stack([-0.5 + g, g])
+            offsets = np.tile([0.5, 0.0], (len(z), 1))
+            w, b_ = self._solve_piecewise(M, e, c, slopes, offsets, fit_b, (w, b_))
+        return w, b_
+
+    def decision_function(self, X):
+        """Score f(x) = w^T x + b; positive means ``classes_[1]``."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return X @ self.coef_[0] + self.intercept_[0]
+
+    def predict(self, X):
+        """Class labels: ``classes_[1]`` where the score is positive."""
+        check_is_fitted(self)
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+    def _proper(self):
+        return self.loss == "logistic" and self.objective == "error"
+
+    @available_if(_proper)
+    def predict_proba(self, X):
+        """Sigmoid of the score (only for the proper logistic loss, error risk)."""
+        p = expit(self.decision_function(X))
+        return np.column_stack([1.0 - p, p])
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
