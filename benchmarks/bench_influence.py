@@ -270,10 +270,13 @@ def plot(out, path):
 
 def main(quick=True, out_dir="benchmarks/results"):
     os.makedirs(out_dir, exist_ok=True)
+    wall, cpu = time.perf_counter(), time.process_time()
     # one BLAS thread: the machine is shared and timings are compared
     with threadpool_limits(1):
         out = run(quick)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     text = tables(out, quick)
+    text += f"\nTotal benchmark time: {wall:.0f} s wall, {cpu:.0f} s CPU.\n"
     print(text)
     with open(os.path.join(out_dir, "influence.md"), "w") as fh:
         fh.write(text + "\n")
