@@ -78,9 +78,9 @@ class _Attribute:
         return len(self.categories)
 
 
-def _column_position(X, column, name):
+def _column_position(X, column, name, column_names=None):
     if isinstance(column, str):
-        cols = getattr(X, "columns", None)
+        cols = getattr(X, "columns", column_names)
         if cols is None or column not in list(cols):
             raise ValueError(
                 f"attributes[{name!r}] names column {column!r}, which X does not have."
@@ -105,7 +105,7 @@ def _get_column(X, pos):
     return np.asarray(X)[:, pos]
 
 
-def _parse_attribute(X, name, spec):
+def _parse_attribute(X, name, spec, column_names=None):
     if name == LABEL:
         raise ValueError(f"{LABEL!r} is reserved for the label; rename the attribute.")
     categories = None
@@ -119,7 +119,7 @@ def _parse_attribute(X, name, spec):
         categories = spec.get("categories")
         spec = spec.get("column", spec.get("columns"))
     if isinstance(spec, list | tuple | np.ndarray):
-        cols = [_column_position(X, c, name) for c in spec]
+        cols = [_column_position(X, c, name, column_names) for c in spec]
         block = np.column_stack([_get_column(X, c) for c in cols])
         try:
             block = block.astype(np.float64)
@@ -143,7 +143,7 @@ def _parse_attribute(X, name, spec):
             raise ValueError(f"attribute {name!r} needs at least 2 categories.")
         return _Attribute(name, cols, np.arange(n_cat), codes.astype(np.intp), True)
 
-    pos = _column_position(X, spec, name)
+    pos = _column_position(X, spec, name, column_names)
     values = _get_column(X, pos)
     if values.dtype.kind == "f" or values.dtype == object:
         numeric = values.dtype.kind == "f" or all(
@@ -443,6 +443,7 @@ class RRInfluenceEstimator(MetaEstimatorMixin, BaseEstimator):
             if hasattr(self.estimator_, "feature_names_in_"):
                 self.feature_names_in_ = self.estimator_.feature_names_in_
         else:
+            column_names = getattr(X, "columns", None)
             X, y = validate_data(self, X, y, accept_sparse=True, dtype=np.float64)
             self.estimator_ = clone(self.estimator).fit(
                 X, y, sample_weight=sample_weight
@@ -461,8 +462,10 @@ class RRInfluenceEstimator(MetaEstimatorMixin, BaseEstimator):
         self._y_enc = self._encode_y(y)
         self.label_categories_ = self._label_categories()
 
+        if self._is_pipeline:
+            column_names = None
         self.attributes_ = {
-            name: _parse_attribute(self._X_raw, name, spec)
+            name: _parse_attribute(self._X_raw, name, spec, column_names)
             for name, spec in (self.attributes or {}).items()
         }
         if self.correction == "forward" and not self._adapter.is_classifier:
@@ -597,9 +600,13 @@ class RRInfluenceEstimator(MetaEstimatorMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ inputs
     def _test_data(self, X_test, y_test):
-        Xm = self._preprocess(X_test)
-        if not self._is_pipeline:
-            Xm = validate_data(self, Xm, reset=False, dtype=np.float64)
+        if self._is_pipeline:
+            Xm = self._preprocess(X_test)
+        else:
+            Xm = validate_data(
+                self, X_test, reset=False, accept_sparse=True, dtype=np.float64
+            )
+            Xm = self._densify(Xm)
         X1 = add_intercept_column(Xm, self._adapter.fit_intercept)
         y_enc = self._encode_y(y_test)
         if X1.shape[0] != len(y_enc) or len(y_enc) == 0:

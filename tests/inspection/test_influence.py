@@ -467,3 +467,15 @@ def test_inputs_unchanged_and_results_reproducible():
     np.testing.assert_array_equal(v1, v2)
     np.testing.assert_array_equal(X, X0)
     np.testing.assert_array_equal(y, y0)
+
+
+def test_dataframe_input_with_named_attribute_column():
+    pd = pytest.importorskip("pandas")
+    X, y = make_data(300, seed=32)
+    df = pd.DataFrame(X, columns=["a", "b", "g"])
+    est = RRInfluenceEstimator(LogisticRegression(), attributes={"g": "g"}).fit(df, y)
+    plain = RRInfluenceEstimator(LogisticRegression(), attributes={"g": 2}).fit(X, y)
+    kw = dict(groups=np.arange(30), perturb={"g": [0.5, 2.0]})
+    np.testing.assert_allclose(
+        est.influence(df, y, **kw), plain.influence(X, y, **kw), rtol=1e-10
+    )
