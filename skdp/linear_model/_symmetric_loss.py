@@ -95,7 +95,11 @@ class SymmetricLossClassifier(ClassifierMixin, BaseEstimator):
         weighted by 1/(2 n_class). ``"auc"``: mean of l(f(x_i) - f(x_j)) over
         (positive i, negative j) pairs.
     alpha : float, default=1e-5
-        Regularization strength (> 0).
+        Regularization strength (> 0). Scale: l_{b,r}(z) = r l_{b,1}(z / r), so
+        the barrier hinge with width r at ``alpha`` makes the same predictions as
+        the r = 1 barrier hinge (margin scale of hinge and logistic) at
+        ``alpha * r``; to compare losses at equal regularization give the
+        barrier hinge ``alpha / r``.
     penalty : {"l2", "l1"}, default="l2"
         ``alpha/2 ||w||^2`` or ``alpha ||w||_1``; the intercept is not penalized.
     fit_intercept : bool, default=True
@@ -111,7 +115,8 @@ class SymmetricLossClassifier(ClassifierMixin, BaseEstimator):
     n_restarts : int, default=2
         Extra random starting points for the nonconvex losses (sigmoid, ramp).
     tol : float, default=1e-9
-        Tolerance of the KKT check (piecewise-linear losses, L2) and of L-BFGS.
+        Relative tolerance of the KKT check that certifies the optimum of the
+        piecewise-linear losses with the L2 penalty.
     random_state : int, RandomState, Generator or None, default=None
         Pair sampling and restarts.
 

@@ -20,6 +20,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 __all__ = [
     "best_intercept",
+    "merge_duplicate_rows",
     "penalty_value",
     "piecewise_objective",
     "solve_piecewise_l1",
@@ -210,6 +211,22 @@ def _newton_smoothed(M, e, c, slopes, offsets, kinks, alpha, fit_b, x, mu):
     return x, z
 
 
+def merge_duplicate_rows(M, e, c, slopes, offsets):
+    """Merge identical rows (same M_j, e_j and loss), adding their weights.
+
+    sum_j c_j l_j(z_j) is unchanged; one-hot data has many duplicates, which would
+    otherwise make the active-set (KKT) system degenerate and the LP larger.
+    """
+    key = np.column_stack([M, e, slopes, offsets])
+    uniq, first, inverse = np.unique(
+        key, axis=0, return_index=True, return_inverse=True
+    )
+    if len(uniq) == len(key):
+        return M, e, c, slopes, offsets
+    c_merged = np.bincount(inverse.ravel(), weights=c, minlength=len(uniq))
+    return M[first], e[first], c_merged, slopes[first], offsets[first]
+
+
 def solve_piecewise_l2(
     M, e, c, slopes, offsets, alpha, fit_intercept, *, tol=1e-9, theta0=None
 ):
@@ -223,6 +240,7 @@ def solve_piecewise_l2(
     certifies the global optimum of this convex problem. The smoothed objective is
     within mu max(A^2)/2 of the exact one, so later stages guess better.
     """
+    M, e, c, slopes, offsets = merge_duplicate_rows(M, e, c, slopes, offsets)
     m, p = M.shape
     width, kinks = _segments(slopes, offsets)
     mu = 0.1 * (1.0 + float(np.abs(kinks).max())) / float(width.max())
@@ -259,6 +277,7 @@ def solve_piecewise_l1(M, e, c, slopes, offsets, alpha, fit_intercept):
     Variables [w+, w-, b, t]: min alpha 1^T(w+ + w-) + c^T t subject to
     A_jk (M_j (w+ - w-) + e_j b) + D_jk <= t_j for all j, k.
     """
+    M, e, c, slopes, offsets = merge_duplicate_rows(M, e, c, slopes, offsets)
     m, p = M.shape
     K = slopes.shape[1]
     rows = np.repeat(np.arange(m), K)

@@ -469,3 +469,22 @@ def test_private_label_classifier_grid_search_over_epsilon():
     assert search.best_params_["privatizer__epsilon"] in (2.0, 8.0)
     assert scores[2] > scores[0]
     assert search.best_estimator_.privacy_spent_.epsilon > 0
+
+
+@pytest.mark.parametrize("loss", ["barrier_hinge", "hinge"])
+def test_l2_optimum_certified_with_duplicate_rows(loss):
+    # one-hot-like data has many identical rows: a degenerate KKT system
+    rng = np.random.default_rng(10)
+    base = rng.integers(0, 2, size=(8, 4)).astype(float)
+    X = base[rng.integers(0, 8, size=120)]
+    y = (X @ [1.0, -1.0, 0.5, 0.0] + 0.5 * rng.normal(size=120) > 0).astype(int)
+    alpha = 1e-4 if loss == "barrier_hinge" else 1e-2
+    clf = SymmetricLossClassifier(loss=loss, alpha=alpha, objective="ber").fit(X, y)
+    M, e, c = _rows(X, y, "ber")
+    ours = _primal(clf, M, e, c)
+    lower, violation = _dual_lower_bound(
+        make_loss(loss), M, e, c, alpha, True, clf.coef_[0], clf.intercept_[0]
+    )
+    scale = max(1.0, abs(ours))
+    assert violation < 1e-12
+    assert -1e-12 * scale <= ours - lower <= 1e-6 * scale
