@@ -16,6 +16,7 @@ from skdp.linear_model._functional_mechanism import (
     DataDomain,
     add_noise,
     balanced_linear_weight,
+    default_coef_norm,
     draw_noise,
     lattice_granularity,
     make_mechanism,
@@ -30,7 +31,7 @@ from skdp.utils import check_bounds, check_random_state, clip_to_bounds, clip_to
 __all__ = ["FMLinearRegression", "FMLogisticRegression"]
 
 # rows per chunk when accumulating statistics: bounds the memory of the clipped copy
-_CHUNK_BYTES = 2**25
+_CHUNK_BYTES = 2**23
 
 
 class _BaseFM(BaseEstimator):
@@ -179,6 +180,8 @@ class _BaseFM(BaseEstimator):
             b_hat,
             noise_std=release_noise_std(mech),
             method=self.postprocessing,
+            noise_std_b=release_noise_std(mech) / c,
+            coef_norm=default_coef_norm(self._objective, domain),
         )
         self.sensitivity_ = sens
         self.linear_weight_ = c
@@ -342,7 +345,8 @@ _COMMON_PARAMS_DOC = """
         How the noisy quadratic is made well posed before the closed-form solve
         (see :func:`skdp.linear_model._functional_mechanism.solve_noisy_quadratic`):
         eigenvalues clipped at 0 plus a ridge of sqrt(p) times the noise
-        standard deviation (chosen by measurement in ``benchmarks/bench_fm.py``).
+        standard deviation, raised to the bias-variance optimum when the noise
+        swamps the signal (chosen by measurement, see ``benchmarks/bench_fm.py``).
     random_state : None, int, RandomState or Generator, default=None
         Source of the noise."""
 

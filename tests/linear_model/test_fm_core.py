@@ -337,6 +337,17 @@ def test_exact_solve_is_least_squares():
     )
 
 
+def test_ridge_grows_when_noise_swamps_the_signal():
+    rng = np.random.default_rng(0)
+    A = np.eye(4) * 10.0
+    b = -2 * A @ np.ones(4) + rng.normal(size=4)
+    quiet = solve_noisy_quadratic(A, b, noise_std=0.1, noise_std_b=0.1, coef_norm=1)
+    np.testing.assert_allclose(quiet, np.ones(4), atol=0.2)
+    loud = solve_noisy_quadratic(A, b, noise_std=0.1, noise_std_b=100, coef_norm=1)
+    # lambda = 4 * (0.01 + 10^4 / 4) / 10 ~ 1000: shrunk ~100-fold
+    assert np.linalg.norm(loud) < 0.05 * np.linalg.norm(quiet)
+
+
 @pytest.mark.parametrize("method", ["ridge", "trim"])
 def test_postprocessing_handles_indefinite_quadratics(method):
     A = np.diag([5.0, -3.0, 1e-9])

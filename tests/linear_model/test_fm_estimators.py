@@ -17,6 +17,7 @@ from skdp.linear_model import FMLinearRegression, FMLogisticRegression
 from skdp.linear_model._functional_mechanism import (
     DataDomain,
     add_noise,
+    default_coef_norm,
     draw_noise,
     lattice_granularity,
     make_mechanism,
@@ -107,7 +108,13 @@ def test_estimator_is_the_core_release(reg_data, mechanism):
     A_hat, b_hat = add_noise(
         A, b, *noise, linear_weight=c, granularity=lattice_granularity(mech)
     )
-    w = solve_noisy_quadratic(A_hat, b_hat, noise_std=release_noise_std(mech))
+    w = solve_noisy_quadratic(
+        A_hat,
+        b_hat,
+        noise_std=release_noise_std(mech),
+        noise_std_b=release_noise_std(mech) / c,
+        coef_norm=default_coef_norm("squared", dom),
+    )
     np.testing.assert_allclose(reg.coef_, w[:-1], rtol=1e-9)
     assert reg.intercept_ == pytest.approx(w[-1])
 
