@@ -907,10 +907,7 @@ class RRInfluenceEstimator(MetaEstimatorMixin, BaseEstimator):
                 S[m] += factor * (diff[sel].T @ diff[sel])
                 if not hessian_changes:
                     continue
-                Dm[m] += factor * (
-                    self._curvature_sum(X1_new[sel], y_new[sel], sw_sel)
-                    - self._curvature_sum(X1_old[sel], y_old[sel], sw_sel)
-                )
+                Dm[m] += factor * self._curvature_sum(X1_new[sel], y_new[sel], sw_sel)
 
         if mode in ("exact", "scaling"):
             for combo in itertools.product(*[range(k) for k in d]):
@@ -924,6 +921,13 @@ class RRInfluenceEstimator(MetaEstimatorMixin, BaseEstimator):
                         shift = rng.integers(1, d[f], size=len(rows)) * m_bits[f]
                         assignment[name] = (codes[name] + shift) % d[f]
                     accumulate(assignment, factor)
+        if hessian_changes:
+            # each row has exactly prod_{f in m} (d_f - 1) outcomes with pattern m,
+            # so the old rows' curvature enters every pattern with that count
+            old = self._curvature_sum(X1_old, y_old, sw)
+            for m, m_bits in enumerate(bits):
+                if m:
+                    Dm[m] -= np.prod(d[m_bits == 1] - 1) * old
         return a, S, Dm
 
     def _second_order(self, G, names, eps, entry, rng):
