@@ -479,3 +479,50 @@ def test_dataframe_input_with_named_attribute_column():
     np.testing.assert_allclose(
         est.influence(df, y, **kw), plain.influence(X, y, **kw), rtol=1e-10
     )
+
+
+def test_second_order_equals_brute_force_for_two_rows():
+    # enumerate the joint outcomes of two rows by hand: mean shift with the
+    # expected perturbed Hessian, plus the variance term (class Notes)
+    X, y = make_data(300, seed=33)
+    X_te, y_te = make_data(200, seed=34)
+    est = RRInfluenceEstimator(LogisticRegression(), attributes={"g": 2}, order=2).fit(
+        X, y
+    )
+    rows, eps_g, eps_y = [3, 8], 0.8, 1.5
+    perturb = {"g": eps_g, LABEL: eps_y}
+    got = est.influence(X_te, y_te, groups=np.array(rows), perturb=perturb)
+    obj, theta = est._objective, est.theta_.ravel()
+    P_g = RandomizedResponseMechanism(eps_g, 3).matrix
+    P_y = RandomizedResponseMechanism(eps_y, 2).matrix
+    entry = est._test_direction(X_te, y_te)
+    H, H_te, grad_te = est.hessian_, est._test_hessian(entry), entry["grad"]
+    mu, dH, second = np.zeros(H.shape[0]), np.zeros_like(H), []
+    for i in rows:
+        x_old = np.append(X[i], 1.0)[None]
+        _, g_old = obj.rows_value_grad(x_old, y[[i]], np.ones(1), theta)
+        h_old = obj.__class__(x_old, y[[i]], np.ones(1), est._adapter).hessian(
+            theta, loss_only=True
+        )
+        outcomes = []
+        for g_new in range(3):
+            for y_new in range(2):
+                x_new = x_old.copy()
+                x_new[0, 2] = g_new
+                prob = P_g[int(X[i, 2]), g_new] * P_y[y[i], y_new]
+                _, g = obj.rows_value_grad(x_new, np.array([y_new]), np.ones(1), theta)
+                h = obj.__class__(x_new, np.array([y_new]), np.ones(1), est._adapter)
+                outcomes.append((prob, g - g_old, h.hessian(theta, loss_only=True)))
+        mu_i = sum(p * d for p, d, _ in outcomes)
+        mu += mu_i
+        dH += sum(p * h for p, _, h in outcomes) - h_old
+        second.append((outcomes, mu_i))
+    H_new = H + dH
+    dtheta = -np.linalg.solve(H_new, mu)
+    B = np.linalg.solve(H_new, np.linalg.solve(H_new, H_te).T).T
+    var = sum(
+        sum(p * d @ B @ d for p, d, _ in outcomes) - mu_i @ B @ mu_i
+        for outcomes, mu_i in second
+    )
+    want = grad_te @ dtheta + 0.5 * (dtheta @ H_te @ dtheta + var)
+    assert got == pytest.approx(want, rel=1e-9)
