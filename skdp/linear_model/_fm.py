@@ -486,8 +486,10 @@ class FMLinearRegression(RegressorMixin, _BaseFM):
         """Add a chunk to the running statistics and release a new noisy model.
 
         Every call is a release of the running sums and spends ``epsilon`` (and
-        ``delta``) again; ``privacy_spent_`` is the sequential composition. Use
-        :meth:`fit_chunks` for one release over many chunks.
+        ``delta``) again; ``privacy_spent_`` is the sequential composition of
+        the releases since the first ``partial_fit`` (a call after :meth:`fit`
+        starts new running sums; :func:`skdp.accounting.track_budget` records
+        every release). Use :meth:`fit_chunks` for one release over many chunks.
 
         Returns
         -------

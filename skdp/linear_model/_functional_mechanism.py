@@ -53,7 +53,16 @@ Typical use (what the estimators do)::
     noise_A, noise_b = draw_noise(mech, domain, rng)
     A_hat, b_hat = add_noise(A, b, noise_A, noise_b, linear_weight=c,
                              granularity=lattice_granularity(mech))
-    w = solve_noisy_quadratic(A_hat, b_hat, noise_std=release_noise_std(mech))
+    w = solve_noisy_quadratic(A_hat, b_hat, noise_std=release_noise_std(mech),
+                              noise_std_b=release_noise_std(mech) / c,
+                              coef_norm=default_coef_norm("squared", domain))
+
+with ``c = balanced_linear_weight("squared", domain, "laplace")``. Draw order:
+one generator, ``noise_A`` (triu order) then ``noise_b``; the intercept's diagonal
+gets 0. Neighbours are replace-one (n is public). Post-processing choice (by
+measurement, ``benchmarks/bench_fm.py``): PSD projection plus a ridge of
+``sqrt(p)`` noise standard deviations, raised to the bias-variance optimum when
+the noise swamps the signal; spectral trimming was at best equal to it.
 """
 
 import math
