@@ -14,6 +14,7 @@ from skdp.accounting import PrivacyBudget, record_spend
 from skdp.linear_model._fm import FMLinearRegression, FMLogisticRegression, _BaseFM
 from skdp.linear_model._functional_mechanism import (
     balanced_linear_weight,
+    default_coef_norm,
     draw_noise,
     make_mechanism,
     n_released,
@@ -125,8 +126,15 @@ class _VerticalFM(BaseEstimator):
     # tests switch this on to inspect what every message carried
     _keep_transcript_payloads = False
 
+    # a per-row sparsity bound needs whole rows, which no party holds
+    max_nonzero = None
+
     _parameter_constraints = {
-        **_BaseFM._parameter_constraints,
+        **{
+            k: v
+            for k, v in _BaseFM._parameter_constraints.items()
+            if k != "max_nonzero"
+        },
         "partition": [list, tuple, None],
         "n_parties": [Interval(numbers.Integral, 1, None, closed="left")],
         "label_party": [Interval(numbers.Integral, 0, None, closed="left")],
@@ -317,7 +325,7 @@ class _VerticalFM(BaseEstimator):
             party_budgets=budgets,
         )
         if self.budget == "top-down":
-            noise_std = release_noise_std(info)
+            noise_std = noise_std_b = release_noise_std(info)
             spend = self._spend
             party_privacy = self._party_privacy(
                 domain, partition, label_party, c, sens, info
@@ -330,10 +338,21 @@ class _VerticalFM(BaseEstimator):
             ]
             count = sum(n for n, _ in stds)
             noise_std = math.sqrt(sum(n * s * s for n, s in stds) / count)
+            lin_stds = [
+                (len(gr.lin), release_noise_std(gr.mechanism)) for gr in groups.values()
+            ]
+            count = sum(n for n, _ in lin_stds)
+            noise_std_b = math.sqrt(sum(n * s * s for n, s in lin_stds) / count)
             spend = PrivacyBudget(float(local.sum() + np.triu(pairs, 1).sum()))
             party_privacy = local + pairs.sum(axis=1)
+        # the centralized estimator's post-processing, with the same arguments
         w = solve_noisy_quadratic(
-            A_hat, b_hat, noise_std=noise_std, method=self.postprocessing
+            A_hat,
+            b_hat,
+            noise_std=noise_std,
+            method=self.postprocessing,
+            noise_std_b=noise_std_b / c,
+            coef_norm=default_coef_norm(self._objective, domain),
         )
         if self.fit_intercept:
             coef, intercept = w[:-1], float(w[-1] * self.intercept_scaling_)
