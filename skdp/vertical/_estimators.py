@@ -304,7 +304,9 @@ class _VerticalFM(BaseEstimator):
         kappa, _ = objective_constants(self._objective)
         lo, hi = domain.feature_intervals
         m_x = float(np.max(np.maximum(np.abs(lo), np.abs(hi))))
-        m_beta = float(np.max(np.abs(beta_y))) if beta_y.size else 0.0
+        # from the declared domain, not the data (the bfv setup depends on it)
+        y_bounds = domain.y_bounds or (0.0, 1.0)
+        m_beta = float(np.max(np.abs(beta(np.asarray(y_bounds, dtype=np.float64)))))
         value_bound = X.shape[0] * m_x * max(m_x * kappa, m_beta * c)
         A_hat, b_hat, transcript = _protocol.run(
             blocks,
