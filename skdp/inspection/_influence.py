@@ -965,17 +965,18 @@ class RRInfluenceEstimator(MetaEstimatorMixin, BaseEstimator):
                 np.flatnonzero(mask), names, d, mode, bits, rng
             )
             a_total = a.sum(axis=0)  # (M, p)
+            # sum_i mu_i mu_i^T = sum_{m, m'} w_m w_m' P[m, m'], P = sum_i a_im a_im'^T
+            a_flat = a.reshape(a.shape[0], -1)
+            P = (a_flat.T @ a_flat).reshape(a.shape[1], a.shape[2], *a.shape[1:])
             for e in range(E):
                 w = W[:, e]
                 H_new = H + np.tensordot(w, Dm, axes=1)
                 dtheta = -np.linalg.solve(H_new, w @ a_total)
                 Y = np.linalg.solve(H_new, H_te)
                 B = np.linalg.solve(H_new, Y.T).T
-                mu_rows = np.tensordot(a, w, axes=([1], [0]))  # (n_g, p)
                 second_moment = np.tensordot(w, S, axes=1)
-                var = np.sum(B * second_moment) - np.einsum(
-                    "np,pq,nq->", mu_rows, B, mu_rows
-                )
+                mean_outer = np.einsum("m,mpkq,k->pq", w, P, w)
+                var = np.sum(B * (second_moment - mean_outer))
                 out[g, e] = grad_te @ dtheta + 0.5 * (dtheta @ H_te @ dtheta + var)
         return out
 
