@@ -172,6 +172,7 @@ def run_dataset(name, cfg):
     records, n_warn = [], 0
     for mech in MECHANISMS:
         for eps in cfg["eps"]:
+            print(f"  {name} {mech} eps={eps}", file=sys.stderr, flush=True)
             for seed in range(cfg["seeds"]):
                 y_priv = privatize(mech, eps, seed, X, y)
                 for objective in OBJECTIVES:

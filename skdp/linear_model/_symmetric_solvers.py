@@ -94,9 +94,11 @@ def _crossover(M, e, c, slopes, kinks, alpha, fit_intercept, z, mu, tol):
     Rows whose smoothed margin lies in a ramp zone are put on that kink
     (M_j w + e_j b = kink), the others on their piece (fixed slope). Solves
         alpha w + M_S^T nu = -G,  e_S^T nu = -g_b,  M_S w + e_S b = kink_S
-    and verifies the KKT conditions: multipliers nu_j / c_j within the kink's
-    subdifferential [A_k, A_k+1] and every other row on its piece. Returns
-    (w, b, residual) or None when the guess is wrong.
+    (least squares, so degenerate systems with many tied rows are fine), then
+    verifies the KKT conditions: every other row on its piece, and multipliers
+    nu_j / c_j in the kink's subdifferential [A_k, A_k+1] that satisfy
+    stationarity (found by bounded least squares, exact for degenerate sets).
+    Returns (w, b, residual) or None when the guess is wrong.
     """
     m, p = M.shape
     lo = kinks + mu * slopes[:, :-1]
@@ -111,44 +113,61 @@ def _crossover(M, e, c, slopes, kinks, alpha, fit_intercept, z, mu, tol):
     G = M[rows_f].T @ (c[rows_f] * slope_f)
     g_b = float((c[rows_f] * slope_f) @ e[rows_f]) if fit_intercept else 0.0
     S = np.flatnonzero(on_kink)
-    if S.size > 2 * (p + 1) + 20:
-        return None  # far from a vertex yet: keep smoothing
+    if S.size > 4000:
+        return None  # far from the optimum yet: keep smoothing
     MS, eS, kS = M[S], e[S], kinks[S, k_kink[S]]
     nb = int(fit_intercept)
     ns = S.size
-    K = np.zeros((p + nb + ns, p + nb + ns))
-    K[:p, :p] = alpha * np.eye(p)
-    K[:p, p + nb :] = MS.T
-    K[p + nb :, :p] = MS
-    if fit_intercept:
-        K[p, p + nb :] = eS
-        K[p + nb :, p] = eS
-    rhs = np.concatenate([-G, [-g_b] * nb, kS])
-    sol = np.linalg.lstsq(K, rhs, rcond=None)[0]
-    w = sol[:p]
-    b = float(sol[p]) if fit_intercept else 0.0
-    nu = sol[p + nb :]
-    scale = max(1.0, float(np.abs(rhs).max()), float(np.abs(K).max()))
-    residual = float(np.abs(K @ sol - rhs).max()) / scale
-    if residual > tol:
-        return None
+    # (w, b) solves  min alpha/2 ||w||^2 + G.w + g_b b  s.t.  B theta = kink_S,
+    # B = [M_S, e_S]: particular solution plus the null space of B, O(ns p^2)
+    B = np.column_stack([MS, eS]) if fit_intercept else MS
+    g = np.concatenate([G, [g_b] * nb])
+    pen = np.r_[np.ones(p), np.zeros(nb)]
+    lam, V = np.linalg.eigh(B.T @ B)
+    rank_tol = 1e-10 * max(1.0, float(lam.max()) if lam.size else 1.0)
+    keep = lam > rank_tol
+    theta = V[:, keep] @ ((V[:, keep].T @ (B.T @ kS)) / lam[keep])
+    kscale = max(1.0, float(np.abs(kinks).max()))
+    if ns and float(np.abs(B @ theta - kS).max()) > tol * kscale:
+        return None  # the kink equations are inconsistent
+    N = V[:, ~keep]
+    if N.shape[1]:
+        H = alpha * (N.T * pen) @ N
+        rhs_u = -N.T @ (alpha * pen * theta + g)
+        u = np.linalg.lstsq(H, rhs_u, rcond=None)[0]
+        gscale = max(1.0, float(np.abs(g).max()))
+        if float(np.abs(H @ u - rhs_u).max()) > tol * gscale:
+            return None  # unbounded along the null space: wrong active set
+        theta = theta + N @ u
+    w = theta[:p]
+    b = float(theta[p]) if fit_intercept else 0.0
+    scale = max(1.0, float(np.abs(g).max()), alpha * float(np.abs(w).max()))
     z_new = M @ w + e * b
     # free rows must stay on their piece: between the neighbouring kinks
-    left = np.where(piece > 0, kinks[np.arange(m), np.maximum(piece - 1, 0)], -np.inf)
-    right = np.where(
-        piece < kinks.shape[1],
-        kinks[np.arange(m), np.minimum(piece, kinks.shape[1] - 1)],
-        np.inf,
-    )
-    zscale = max(1.0, float(np.abs(kinks).max()))
-    slack = tol * zscale
-    ok_free = np.all(z_new[rows_f] >= left[rows_f] - slack)
-    ok_free &= np.all(z_new[rows_f] <= right[rows_f] + slack)
-    beta = nu / c[S]
-    bscale = max(1.0, float(np.abs(slopes).max()))
-    ok_kink = np.all(beta >= slopes[S, k_kink[S]] - tol * bscale)
-    ok_kink &= np.all(beta <= slopes[S, k_kink[S] + 1] + tol * bscale)
-    if not (ok_free and ok_kink):
+    n_k = kinks.shape[1]
+    rows = np.arange(m)
+    left = np.where(piece > 0, kinks[rows, np.maximum(piece - 1, 0)], -np.inf)
+    right = np.where(piece < n_k, kinks[rows, np.minimum(piece, n_k - 1)], np.inf)
+    slack = tol * max(1.0, float(np.abs(kinks).max()))
+    if not (
+        np.all(z_new[rows_f] >= left[rows_f] - slack)
+        and np.all(z_new[rows_f] <= right[rows_f] + slack)
+    ):
+        return None
+    # multipliers: nu in [c A_k, c A_k+1] with alpha w + G + M_S^T nu = 0 and
+    # g_b + e_S^T nu = 0
+    target = np.concatenate([-(alpha * w + G), [-g_b] * nb])
+    if ns == 0:
+        residual = float(np.abs(target).max()) / scale
+    else:
+        A_nu = np.vstack([MS.T, eS[None]]) if fit_intercept else MS.T
+        lo_nu = c[S] * slopes[S, k_kink[S]]
+        hi_nu = c[S] * slopes[S, k_kink[S] + 1]
+        fit = optimize.lsq_linear(
+            A_nu, target, bounds=(lo_nu, hi_nu), method="bvls", tol=1e-14
+        )
+        residual = float(np.abs(A_nu @ fit.x - target).max()) / scale
+    if residual > tol:
         return None
     return w, b, residual
 
