@@ -147,8 +147,9 @@ class SymmetricLossClassifier(ClassifierMixin, BaseEstimator):
 
     **Optimization.** Piecewise-linear convex losses (barrier hinge, hinge): with
     the L1 penalty an exact LP (HiGHS); with L2 a smoothing continuation (Moreau
-    envelope, L-BFGS) followed by an exact active-set (KKT) solve, accepted only when
-    the KKT conditions verify, which certifies the global optimum. Unhinged with L2
+    envelope, damped Newton) followed by an exact active-set (KKT) solve, accepted
+    only when the KKT conditions verify, which certifies the global optimum (if no
+    stage verifies, a ConvergenceWarning is raised). Unhinged with L2
     is closed-form, w = (1/alpha) sum_j c_j M_j (unbounded with L1: rejected).
     Logistic and squared: L-BFGS (smooth, convex). Nonconvex sigmoid: L-BFGS from
     zero, from the logistic solution (convex initializer) and ``n_restarts`` random

@@ -3,12 +3,12 @@
 Rows ``M`` (with intercept coefficients ``e``, +-1 or 0) and weights ``c`` encode the
 objective (plain, balanced or pairwise risk; see ``_symmetric_loss.py``).
 
-* Convex piecewise-linear losses l_j(z) = max_k (A_jk z + D_jk):
+* Convex piecewise-linear losses l_j(z) = max_k (A_jk z + D_jk), identical rows
+  merged first:
   - L1 penalty: an exact linear program solved by HiGHS (``linprog``).
-  - L2 penalty: the dual box-constrained QP (Lagrange multiplier for the intercept
-    by an augmented Lagrangian), solved by L-BFGS-B; the primal is recovered from
-    the dual and the intercept by an exact one-dimensional search. The duality gap
-    of a feasible dual point certifies optimality and is the stopping rule.
+  - L2 penalty: smoothing continuation (Moreau envelope, damped Newton) and an
+    exact active-set finish whose KKT conditions are verified (stationarity with
+    multipliers inside the subdifferentials), which certifies the global optimum.
 * Smooth losses: L-BFGS(-B) on the primal (L1 by the split w = w+ - w-).
 """
 
