@@ -9,6 +9,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_co
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
 
 from skdp.accounting import PrivacyBudget, record_spend
 from skdp.exceptions import PrivacyLeakWarning
@@ -142,6 +143,12 @@ class _BaseFM(BaseEstimator):
 
     def _chunk_statistics(self, X, y):
         rows = max(1, _CHUNK_BYTES // (8 * max(X.shape[1], 1)))
+        # one BLAS thread (as sklearn's KMeans does): tall-skinny Gram products
+        # gain little from threads, and oversubscribed OpenBLAS threads spin
+        with threadpool_limits(limits=1, user_api="blas"):
+            return self._chunk_sums(X, y, rows)
+
+    def _chunk_sums(self, X, y, rows):
         A = b = None
         for start in range(0, X.shape[0], rows):
             Xc, yc = self._clip(X[start : start + rows], y[start : start + rows])
