@@ -116,8 +116,8 @@ def clip_to_norm(X, data_norm):
     if X.ndim == 1:
         X = X.reshape(-1, 1)
     norms = np.linalg.norm(X, axis=1)
-    scale = np.minimum(1.0, data_norm / np.maximum(norms, np.finfo(float).tiny))
-    X *= scale[:, None]
+    too_long = norms > data_norm  # only these rows are scaled (never divide by ~0)
+    X[too_long] *= (data_norm / norms[too_long])[:, None]
     return X
 
 
