@@ -522,22 +522,14 @@ def make_mechanism(epsilon, delta, sens, n_coordinates, mechanism="laplace"):
 
     ``"laplace"``: pure epsilon-DP, L1 sensitivity. Values are rounded to the
     mechanism's output lattice (see :class:`~skdp.mechanisms.LaplaceMechanism`),
-    which moves each of the ``n_coordinates`` by at most half a lattice step, so
-    the sensitivity is inflated by ``n_coordinates * granularity`` (a relative
-    ``n 2^-30 / epsilon``) before calibration. ``"gaussian"``: (epsilon, delta)-DP,
-    L2 sensitivity, analytic calibration (Balle & Wang 2018).
+    which moves each of the ``n_coordinates`` by at most half a lattice step; the
+    mechanism pays ``n_coordinates * granularity`` of extra sensitivity for it (a
+    relative ``n 2^-30 / epsilon``) in its calibration. ``"gaussian"``:
+    (epsilon, delta)-DP, L2 sensitivity, analytic calibration (Balle & Wang 2018).
     A zero sensitivity (a domain of one point) is replaced by a tiny positive one.
     """
     if mechanism == "laplace":
-        base = max(sens.l1, 1e-300)
-        if math.isinf(epsilon):
-            return LaplaceMechanism(epsilon, base)
-        slack = n_coordinates * 2.0**-29 / epsilon
-        if slack >= 0.5:
-            raise ValueError("epsilon is too small for the lattice Laplace mechanism.")
-        mech = LaplaceMechanism(epsilon, base / (1.0 - slack))
-        assert mech.sensitivity >= base + n_coordinates * mech.granularity
-        return mech
+        return LaplaceMechanism(epsilon, max(sens.l1, 1e-300), dimension=n_coordinates)
     if mechanism == "gaussian":
         return GaussianMechanism(epsilon, delta, max(sens.l2, 1e-300))
     raise ValueError(f"mechanism must be 'laplace' or 'gaussian', got {mechanism!r}.")

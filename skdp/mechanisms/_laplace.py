@@ -1,6 +1,7 @@
 """The Laplace mechanism on a floating-point-safe lattice."""
 
 import math
+import numbers
 
 import numpy as np
 
@@ -21,14 +22,17 @@ class LaplaceMechanism(Mechanism):
     epsilon : float
         In (0, inf]. ``inf`` adds no noise and does no rounding.
     sensitivity : float, default=1.0
-        L1 sensitivity of the released vector (over all its coordinates).
+        L1 sensitivity of one released vector (summed over its coordinates).
+    dimension : int, default=1
+        Number of coordinates of one released vector. Each coordinate is rounded
+        to the lattice, so the sensitivity is raised by ``dimension`` lattice steps.
 
     Attributes
     ----------
     granularity : float
         Spacing of the output lattice (a power of two, about 1e-9 scale).
     scale : float
-        Laplace scale b = (sensitivity + granularity) / epsilon.
+        Laplace scale b = (sensitivity + dimension * granularity) / epsilon.
     variance : float
         Exact variance of the (discrete) noise per coordinate, ~= 2 b^2.
 
@@ -71,19 +75,31 @@ class LaplaceMechanism(Mechanism):
     (2,)
     """
 
-    def __init__(self, epsilon, sensitivity=1.0):
+    def __init__(self, epsilon, sensitivity=1.0, dimension=1):
         self.epsilon = check_epsilon(epsilon)
         self.sensitivity = check_sensitivity(sensitivity)
+        if (
+            isinstance(dimension, bool)
+            or not isinstance(dimension, numbers.Integral)
+            or dimension < 1
+        ):
+            raise ValueError(f"dimension must be an int >= 1, got {dimension!r}.")
+        self.dimension = int(dimension)
         self.delta = 0.0
         if math.isinf(self.epsilon):
             self.granularity, self.scale = 0.0, 0.0
         else:
             exponent = math.floor(math.log2(self.sensitivity / self.epsilon))
             self.granularity = 2.0 ** (exponent - _LATTICE_BITS)
-            self.scale = (self.sensitivity + self.granularity) / self.epsilon
+            rounding = self.dimension * self.granularity
+            self.scale = (self.sensitivity + rounding) / self.epsilon
 
     def _repr_params(self):
-        return {"epsilon": self.epsilon, "sensitivity": self.sensitivity}
+        return {
+            "epsilon": self.epsilon,
+            "sensitivity": self.sensitivity,
+            "dimension": self.dimension,
+        }
 
     @property
     def variance(self):

@@ -300,8 +300,11 @@ def test_laplace_sensitivity_is_inflated_for_lattice_rounding():
     dom = DataDomain(5, data_norm=1.0, y_bounds=(-1, 1))
     sens = sensitivity("squared", dom)
     mech = make_mechanism(0.1, 0.0, sens, n_released(dom))
-    assert mech.sensitivity >= sens.l1 + n_released(dom) * lattice_granularity(mech)
-    assert mech.sensitivity == pytest.approx(sens.l1, rel=1e-5)
+    # every released coordinate is rounded to the lattice: one step each is paid
+    assert mech.dimension == n_released(dom)
+    rounding = n_released(dom) * lattice_granularity(mech)
+    assert mech.scale * mech.epsilon == pytest.approx(sens.l1 + rounding, rel=1e-12)
+    assert mech.scale * mech.epsilon == pytest.approx(sens.l1, rel=1e-5)
     gauss = make_mechanism(1.0, 1e-5, sens, n_released(dom), "gaussian")
     assert gauss.sensitivity == sens.l2 and lattice_granularity(gauss) == 0.0
 

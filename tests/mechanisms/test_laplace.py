@@ -16,6 +16,17 @@ def test_scale_includes_lattice_rounding():
     assert math.log2(mech.granularity) == int(math.log2(mech.granularity))
 
 
+def test_scale_pays_one_lattice_step_per_coordinate():
+    """Rounding each of p coordinates can add p/2 steps to each side's L1 distance."""
+    one = LaplaceMechanism(0.5, sensitivity=3.0)
+    many = LaplaceMechanism(0.5, sensitivity=3.0, dimension=1000)
+    assert many.granularity == one.granularity
+    assert many.scale == (3.0 + 1000 * many.granularity) / 0.5
+    assert many.scale > one.scale
+    with pytest.raises(ValueError, match="dimension"):
+        LaplaceMechanism(1.0, dimension=0)
+
+
 def test_noise_matches_laplace_distribution_ks():
     mech = LaplaceMechanism(1.0, sensitivity=2.0)
     noise = mech.sample_noise(20_000, random_state=0)
