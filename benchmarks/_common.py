@@ -20,6 +20,16 @@ def median_time(fn, repeats=5):
     return statistics.median(times)
 
 
+def pyplot():
+    """matplotlib's pyplot on the Agg backend (files only, no screen needed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def markdown_table(header, rows):
     """Render rows (lists of cells) as a Markdown table."""
 

@@ -32,11 +32,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sklearn  # noqa: E402
-from _common import (  # noqa: E402
+from _common import (
     adult_unit_features,
     cli,
     machine_description,
     markdown_table,
+    pyplot,
     write_result,
 )
 from sklearn.linear_model import LinearRegression, LogisticRegression  # noqa: E402
@@ -354,10 +355,7 @@ def speed(quick):
 
 # --------------------------------------------------------------------------- plots
 def _plot(out_dir, name, lin_curves, log_curves, log_refs):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
     for ax, d in zip(axes[:3], sorted(lin_curves)):

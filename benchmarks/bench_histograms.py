@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import cli, markdown_table, write_result  # noqa: E402
+from _common import cli, markdown_table, pyplot, write_result  # noqa: E402
 
 from skdp.datasets import load_adult  # noqa: E402
 from skdp.mechanisms import (  # noqa: E402
@@ -69,14 +69,7 @@ def main(quick=True, out_dir="benchmarks/results"):
 
 
 def _plot(curves, out_dir):
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no plot (pip install skdp[bench])")
-        return
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(5, 3.5))
     for column, points in curves.items():
         eps, lap, rr = zip(*points)

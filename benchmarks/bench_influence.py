@@ -16,6 +16,7 @@ import os
 import time
 
 import numpy as np
+from _common import pyplot
 from sklearn.compose import ColumnTransformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
@@ -256,10 +257,7 @@ def spearman(a, b):
 
 
 def plot(out, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, len(out["results"]), figsize=(11, 4.5))
     for ax, (name, row) in zip(np.atleast_1d(axes), out["results"].items()):

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import cli, markdown_table, median_time, write_result  # noqa: E402
+from _common import cli, markdown_table, median_time, pyplot, write_result  # noqa: E402
 
 from skdp.preprocessing import (  # noqa: E402
     ExponentialLabelRelease,
@@ -129,10 +129,7 @@ def grid_search_example(quick=True):
 
 
 def plot_survival(out_dir, ns):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     eps = np.linspace(0.01, 3, 120)
     fig, ax = plt.subplots(figsize=(5, 3.5))
@@ -149,10 +146,7 @@ def plot_survival(out_dir, ns):
 
 
 def plot_throughput(out_dir, rows):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(7, 3))
     names = [r[0] for r in rows]

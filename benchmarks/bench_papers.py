@@ -21,10 +21,11 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import (  # noqa: E402
+from _common import (
     adult_unit_features,
     cli,
     markdown_table,
+    pyplot,
     write_result,
 )
 from sklearn.linear_model import LinearRegression, LogisticRegression  # noqa: E402
@@ -185,14 +186,7 @@ def main(quick=True, out_dir="benchmarks/results"):
 
 
 def _plot(curves, ylabel, out_dir, filename, log_y):
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no plot (pip install skdp[bench])")
-        return
+    plt = pyplot()
     datasets = sorted({name for name, _ in curves})
     fig, axes = plt.subplots(1, len(datasets), figsize=(5 * len(datasets), 3.6))
     for ax, data in zip(np.atleast_1d(axes), datasets):

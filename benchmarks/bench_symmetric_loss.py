@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import cli, machine_description, markdown_table, write_result  # noqa: E402
+from _common import cli, machine_description, markdown_table, pyplot, write_result  # noqa: E402
 from sklearn.compose import ColumnTransformer  # noqa: E402
 from sklearn.datasets import load_digits  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
@@ -247,10 +247,7 @@ def claim_table(all_records, eps_list):
 
 
 def _plot(out_dir, all_records, eps_list):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     panels = [(n, m) for n in all_records for m in MECHANISMS]
     fig, axes = plt.subplots(

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import cli, markdown_table, write_result  # noqa: E402
+from _common import cli, markdown_table, pyplot, write_result  # noqa: E402
 
 from skdp.datasets import make_private_classification, make_private_regression  # noqa: E402
 from skdp.linear_model import FMLinearRegression  # noqa: E402
@@ -253,14 +253,7 @@ def _main(quick, out_dir):
 
 
 def _plot(curves, per_party, out_dir):
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no plot (pip install skdp[bench])")
-        return
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(5, 3.5))
     for s, points in curves.items():
         Ks, dealer, dist = zip(*points)
