@@ -90,7 +90,7 @@ def test_changed_count_draws_follow_log_pmf():
     assert stats.chisquare(obs, exp).pvalue > 1e-4
 
 
-def _check_k_distribution_at_ten_million(epsilon, n_classes):
+def _assert_k_distribution_stable_at_ten_million(epsilon, n_classes):
     n = 10**7
     log_pmf = changed_labels_log_pmf(n, epsilon, n_classes)
     assert log_pmf.shape == (n + 1,)
@@ -112,14 +112,14 @@ def _check_k_distribution_at_ten_million(epsilon, n_classes):
 
 @pytest.mark.parametrize(("epsilon", "n_classes"), [(1e-3, 2), (50.0, 10)])
 def test_k_distribution_stable_at_ten_million(epsilon, n_classes):
-    _check_k_distribution_at_ten_million(epsilon, n_classes)
+    _assert_k_distribution_stable_at_ten_million(epsilon, n_classes)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("n_classes", [2, 3, 10, 100])
 @pytest.mark.parametrize("epsilon", [1e-6, 1e-3, 0.1, 1.0, 5.0, 20.0, 35.0, 50.0])
 def test_k_distribution_stable_at_ten_million_sweep(epsilon, n_classes):
-    _check_k_distribution_at_ten_million(epsilon, n_classes)
+    _assert_k_distribution_stable_at_ten_million(epsilon, n_classes)
 
 
 def test_k_distribution_infinite_epsilon():
