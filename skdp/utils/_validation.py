@@ -115,7 +115,7 @@ def clip_to_norm(X, data_norm):
     X = np.array(X, dtype=np.float64, copy=True)
     if X.ndim == 1:
         X = X.reshape(-1, 1)
-    norms = np.linalg.norm(X, axis=1)
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))  # row norms without a temporary
     too_long = norms > data_norm  # only these rows are scaled (never divide by ~0)
     X[too_long] *= (data_norm / norms[too_long])[:, None]
     return X
