@@ -20,6 +20,15 @@ def median_time(fn, repeats=5):
     return statistics.median(times)
 
 
+def progress(iterable, desc, total=None):
+    """A tqdm progress bar on stderr (bench extra); the plain iterable without it."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return iterable
+    return tqdm(iterable, desc=desc, total=total, leave=False, mininterval=1.0)
+
+
 def pyplot():
     """matplotlib's pyplot on the Agg backend (files only, no screen needed)."""
     import matplotlib

@@ -37,6 +37,7 @@ from _common import (
     cli,
     machine_description,
     markdown_table,
+    progress,
     pyplot,
     write_result,
 )
@@ -92,7 +93,7 @@ def synthetic_linear(quick):
     for d in (5, 20, 50):
         per = {k: {e: [] for e in LIN_EPS} for k in ("lap", "gau", "dpl")}
         nonpriv, var_y = [], []
-        for seed in range(n_seeds):
+        for seed in progress(range(n_seeds), "FM seeds"):
             rng = np.random.default_rng(1000 * d + seed)
             X, y = _sphere_data(n_train + n_test, d, rng)
             Xtr, ytr, Xte, yte = X[:n_train], y[:n_train], X[n_train:], y[n_train:]
@@ -213,7 +214,7 @@ def adult_logistic(quick):
     )
     for eps in LOG_EPS:
         acc = {"lap": [], "gau": [], "dpl": [], "dense": []}
-        for seed in range(n_seeds):
+        for seed in progress(range(n_seeds), "FM seeds"):
             for key, mech, max_nonzero in variants:
                 clf = FMLogisticRegression(
                     epsilon=eps,

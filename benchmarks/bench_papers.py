@@ -25,6 +25,7 @@ from _common import (
     adult_unit_features,
     cli,
     markdown_table,
+    progress,
     pyplot,
     write_result,
 )
@@ -84,7 +85,7 @@ def table1(n_seeds, dpl):
             scores = {"skdp FM (Laplace)": [], "skdp FM (Gaussian)": []}
             if dpl is not None:
                 scores["diffprivlib"] = []
-            for seed in range(n_seeds):
+            for seed in progress(range(n_seeds), f"{name} eps={eps}"):
                 common = dict(bounds_X=(-1, 1), data_norm=np.sqrt(d), bounds_y=(-1, 1))
                 lap = FMLinearRegression(epsilon=eps, random_state=seed, **common)
                 gau = FMLinearRegression(
@@ -137,7 +138,7 @@ def table3(n_seeds, dpl):
             scores = {"skdp FM (Laplace)": [], "skdp FM (Gaussian)": []}
             if dpl is not None:
                 scores["diffprivlib"] = []
-            for seed in range(n_seeds):
+            for seed in progress(range(n_seeds), f"{name} eps={eps}"):
                 common = dict(data_norm=1.0, max_nonzero=max_nonzero)
                 lap = FMLogisticRegression(epsilon=eps, random_state=seed, **common)
                 gau = FMLogisticRegression(

@@ -39,7 +39,14 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import cli, machine_description, markdown_table, pyplot, write_result  # noqa: E402
+from _common import (  # noqa: E402
+    cli,
+    machine_description,
+    markdown_table,
+    progress,
+    pyplot,
+    write_result,
+)
 from sklearn.compose import ColumnTransformer  # noqa: E402
 from sklearn.datasets import load_digits  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
@@ -172,8 +179,7 @@ def run_dataset(name, cfg):
     records, n_warn = [], 0
     for mech in MECHANISMS:
         for eps in cfg["eps"]:
-            print(f"  {name} {mech} eps={eps}", file=sys.stderr, flush=True)
-            for seed in range(cfg["seeds"]):
+            for seed in progress(range(cfg["seeds"]), f"{name} {mech} eps={eps}"):
                 y_priv = privatize(mech, eps, seed, X, y)
                 for objective in OBJECTIVES:
                     for loss in LOSSES:
