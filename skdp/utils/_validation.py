@@ -110,9 +110,13 @@ def clip_to_bounds(X, lower, upper):
     return np.clip(np.asarray(X, dtype=np.float64), lower, upper)
 
 
-def clip_to_norm(X, data_norm):
-    """Return a copy of ``X`` whose rows are scaled down to L2 norm <= ``data_norm``."""
-    X = np.array(X, dtype=np.float64, copy=True)
+def clip_to_norm(X, data_norm, copy=True):
+    """Rows of ``X`` scaled down to L2 norm <= ``data_norm``.
+
+    Returns a copy unless ``copy=False`` and ``X`` is already a float64 array the
+    caller owns (then it is scaled in place).
+    """
+    X = np.array(X, dtype=np.float64) if copy else np.asarray(X, dtype=np.float64)
     if X.ndim == 1:
         X = X.reshape(-1, 1)
     norms = np.sqrt(np.einsum("ij,ij->i", X, X))  # row norms without a temporary

@@ -163,15 +163,16 @@ class _VerticalFM(BaseEstimator):
         d = X.shape[1]
         blocks = []
         for cols in partition:
-            block = X[:, cols]
+            block = X[:, cols]  # fancy indexing: a fresh copy this party owns
             if self.bounds_ is not None:
                 block = clip_to_bounds(
                     block, self.bounds_[0][cols], self.bounds_[1][cols]
                 )
             if self.data_norm_ is not None:
-                block = clip_to_norm(block, self.data_norm_ * math.sqrt(len(cols) / d))
+                radius = self.data_norm_ * math.sqrt(len(cols) / d)
+                block = clip_to_norm(block, radius, copy=False)
             else:
-                block = np.array(block, dtype=np.float64)
+                block = np.asarray(block, dtype=np.float64)
             blocks.append(block)
         return blocks, self._clip_y(y)
 

@@ -119,7 +119,8 @@ class PlaintextBackend:
         return Sealed(handle, nbytes, what)
 
     def encrypt_columns(self, U, scale, rng):
-        U = np.array(U, dtype=np.float64)
+        # the simulation keeps a read-only reference: parties never modify blocks
+        U = np.asarray(U, dtype=np.float64)
         return self._store((U, float(scale)), U.size * 8, f"Enc({U.shape[1]} columns)")
 
     def encrypt_share(self, share, rng, granularity):
