@@ -68,6 +68,36 @@ def _median_iqr(values):
     return f"{med:.4g} [{q1:.3g}, {q3:.3g}]"
 
 
+def _sweep(methods, Xtr, ytr, score, epsilons, n_seeds, label):
+    """Score every method at every epsilon over seeds.
+
+    ``methods`` maps a name to ``make(eps, seed)`` returning an unfitted estimator;
+    returns ``{eps: {name: [score per seed]}}``.
+    """
+    out = {}
+    for eps in epsilons:
+        out[eps] = {name: [] for name in methods}
+        for seed in progress(range(n_seeds), f"{label} eps={eps}"):
+            for name, make in methods.items():
+                out[eps][name].append(score(make(eps, seed).fit(Xtr, ytr)))
+    return out
+
+
+def _rows_and_curves(name, d, references, results, nonprivate, rows, curves):
+    """One table row per epsilon: data, d, epsilon, reference scores, medians."""
+    for eps, scores in results.items():
+        medians = [_median_iqr(v) for v in scores.values()]
+        rows.append([name, d, eps, *references, *medians])
+        for method, v in scores.items():
+            curves.setdefault((name, method), []).append((eps, np.median(v)))
+    curves[(name, "non-private")] = [(e, nonprivate) for e in results]
+
+
+def _header(first, dpl):
+    methods = ["skdp FM Laplace", "skdp FM Gaussian (delta=1/n)"]
+    return first + methods + (["diffprivlib"] if dpl is not None else [])
+
+
 def table1(n_seeds, dpl):
     rows, curves = [], {}
     for name, domain in CENSUS_DOMAINS.items():
@@ -80,36 +110,25 @@ def table1(n_seeds, dpl):
         def mse(model, Xte=Xte, yte=yte):
             return float(np.mean((model.predict(Xte) - yte) ** 2))
 
+        common = dict(bounds_X=(-1, 1), data_norm=np.sqrt(d), bounds_y=(-1, 1))
+        n_train = len(ytr)
+        methods = {
+            "laplace": lambda e, s, c=common: FMLinearRegression(
+                epsilon=e, random_state=s, **c
+            ),
+            "gaussian": lambda e, s, c=common, n=n_train: FMLinearRegression(
+                epsilon=e, delta=1 / n, mechanism="gaussian", random_state=s, **c
+            ),
+        }
+        if dpl is not None:
+            methods["diffprivlib"] = lambda e, s: dpl.LinearRegression(
+                epsilon=e, bounds_X=(-1, 1), bounds_y=(-1, 1), random_state=s
+            )
         nonprivate = mse(LinearRegression().fit(Xtr, ytr))
-        for eps in REGRESSION_EPSILONS:
-            scores = {"skdp FM (Laplace)": [], "skdp FM (Gaussian)": []}
-            if dpl is not None:
-                scores["diffprivlib"] = []
-            for seed in progress(range(n_seeds), f"{name} eps={eps}"):
-                common = dict(bounds_X=(-1, 1), data_norm=np.sqrt(d), bounds_y=(-1, 1))
-                lap = FMLinearRegression(epsilon=eps, random_state=seed, **common)
-                gau = FMLinearRegression(
-                    epsilon=eps, delta=1 / len(ytr), mechanism="gaussian",
-                    random_state=seed, **common,
-                )  # fmt: skip
-                scores["skdp FM (Laplace)"].append(mse(lap.fit(Xtr, ytr)))
-                scores["skdp FM (Gaussian)"].append(mse(gau.fit(Xtr, ytr)))
-                if dpl is not None:
-                    model = dpl.LinearRegression(
-                        epsilon=eps, bounds_X=(-1, 1), bounds_y=(-1, 1),
-                        random_state=seed,
-                    )  # fmt: skip
-                    scores["diffprivlib"].append(mse(model.fit(Xtr, ytr)))
-            row = [name, d, eps, f"{nonprivate:.4g}", f"{np.var(yte):.4g}"]
-            row += [_median_iqr(v) for v in scores.values()]
-            rows.append(row)
-            for method, v in scores.items():
-                curves.setdefault((name, method), []).append((eps, np.median(v)))
-        curves[(name, "non-private")] = [(e, nonprivate) for e in REGRESSION_EPSILONS]
-    header = ["data", "d", "epsilon", "non-private", "var(y)", "skdp FM Laplace",
-              "skdp FM Gaussian (delta=1/n)"]  # fmt: skip
-    if dpl is not None:
-        header.append("diffprivlib")
+        results = _sweep(methods, Xtr, ytr, mse, REGRESSION_EPSILONS, n_seeds, name)
+        references = [f"{nonprivate:.4g}", f"{np.var(yte):.4g}"]
+        _rows_and_curves(name, d, references, results, nonprivate, rows, curves)
+    header = _header(["data", "d", "epsilon", "non-private", "var(y)"], dpl)
     return markdown_table(header, rows), curves
 
 
@@ -132,38 +151,27 @@ def table3(n_seeds, dpl):
         def acc(model, Xte=Xte, yte=yte):
             return float(np.mean(model.predict(Xte) == yte))
 
+        common = dict(data_norm=1.0, max_nonzero=max_nonzero)
+        n_train = len(ytr)
+        methods = {
+            "laplace": lambda e, s, c=common: FMLogisticRegression(
+                epsilon=e, random_state=s, **c
+            ),
+            "gaussian": lambda e, s, c=common, n=n_train: FMLogisticRegression(
+                epsilon=e, delta=1 / n, mechanism="gaussian", random_state=s, **c
+            ),
+        }
+        if dpl is not None:
+            methods["diffprivlib"] = lambda e, s: dpl.LogisticRegression(
+                epsilon=e, data_norm=1.0, random_state=s
+            )
         majority = max(np.mean(yte), 1 - np.mean(yte))
         nonprivate = acc(LogisticRegression(max_iter=2000).fit(Xtr, ytr))
-        for eps in CLASSIFICATION_EPSILONS:
-            scores = {"skdp FM (Laplace)": [], "skdp FM (Gaussian)": []}
-            if dpl is not None:
-                scores["diffprivlib"] = []
-            for seed in progress(range(n_seeds), f"{name} eps={eps}"):
-                common = dict(data_norm=1.0, max_nonzero=max_nonzero)
-                lap = FMLogisticRegression(epsilon=eps, random_state=seed, **common)
-                gau = FMLogisticRegression(
-                    epsilon=eps, delta=1 / len(ytr), mechanism="gaussian",
-                    random_state=seed, **common,
-                )  # fmt: skip
-                scores["skdp FM (Laplace)"].append(acc(lap.fit(Xtr, ytr)))
-                scores["skdp FM (Gaussian)"].append(acc(gau.fit(Xtr, ytr)))
-                if dpl is not None:
-                    model = dpl.LogisticRegression(
-                        epsilon=eps, data_norm=1.0, random_state=seed
-                    )
-                    scores["diffprivlib"].append(acc(model.fit(Xtr, ytr)))
-            row = [name, Xtr.shape[1], eps, f"{majority:.3f}", f"{nonprivate:.3f}"]
-            row += [_median_iqr(v) for v in scores.values()]
-            rows.append(row)
-            for method, v in scores.items():
-                curves.setdefault((name, method), []).append((eps, np.median(v)))
-        curves[(name, "non-private")] = [
-            (e, nonprivate) for e in CLASSIFICATION_EPSILONS
-        ]
-    header = ["data", "d", "epsilon", "majority", "non-private", "skdp FM Laplace",
-              "skdp FM Gaussian (delta=1/n)"]  # fmt: skip
-    if dpl is not None:
-        header.append("diffprivlib")
+        results = _sweep(methods, Xtr, ytr, acc, CLASSIFICATION_EPSILONS, n_seeds, name)
+        references = [f"{majority:.3f}", f"{nonprivate:.3f}"]
+        d = Xtr.shape[1]
+        _rows_and_curves(name, d, references, results, nonprivate, rows, curves)
+    header = _header(["data", "d", "epsilon", "majority", "non-private"], dpl)
     return markdown_table(header, rows), curves
 
 
