@@ -7,12 +7,11 @@ import time
 
 import numpy as np
 from scipy.linalg import solve_triangular
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from skdp.inspection._ihvp import ConjugateGradientSolver, ExplicitSolver, LissaSolver
 from skdp.inspection._loss_adapters import (
@@ -26,6 +25,14 @@ from skdp.inspection._objective import (
 )
 from skdp.mechanisms import RandomizedResponseMechanism
 from skdp.utils import check_epsilon, check_random_state
+from skdp.utils._sklearn_compat import (
+    RANDOM_STATE,
+    HasMethods,
+    Interval,
+    StrOptions,
+    fit_context,
+    validate_data,
+)
 
 __all__ = ["RRInfluenceEstimator", "LABEL"]
 
@@ -366,7 +373,7 @@ class RRInfluenceEstimator(MetaEstimatorMixin, BaseEstimator):
         "lissa_scale": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "lissa_batch_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "lissa_repeats": [Interval(numbers.Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
     }
 
     def __init__(
@@ -407,7 +414,7 @@ class RRInfluenceEstimator(MetaEstimatorMixin, BaseEstimator):
         self.random_state = random_state
 
     # ------------------------------------------------------------------ fitting
-    @_fit_context(prefer_skip_nested_validation=False)
+    @fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, sample_weight=None):
         """Fit the estimator and prepare the inverse-Hessian solver.
 

@@ -2,17 +2,14 @@
 
 import math
 import numbers
-import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
-from sklearn.utils._param_validation import Interval, Options, StrOptions
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from skdp.accounting import PrivacyBudget, record_spend
-from skdp.exceptions import PrivacyLeakWarning
 from skdp.linear_model._functional_mechanism import (
     DataDomain,
     add_noise,
@@ -28,6 +25,15 @@ from skdp.linear_model._functional_mechanism import (
     sufficient_statistics,
 )
 from skdp.utils import check_bounds, check_random_state, clip_to_bounds, clip_to_norm
+from skdp.utils._sklearn_compat import (
+    RANDOM_STATE,
+    Interval,
+    Options,
+    StrOptions,
+    fit_context,
+    validate_data,
+)
+from skdp.utils._warnings import warn_privacy_leak
 
 __all__ = ["FMLinearRegression", "FMLogisticRegression"]
 
@@ -56,7 +62,7 @@ class _BaseFM(BaseEstimator):
             Interval(numbers.Real, 0, None, closed="neither"),
         ],
         "postprocessing": [StrOptions({"ridge", "trim", "none"})],
-        "random_state": ["random_state"],
+        "random_state": RANDOM_STATE,
     }
 
     # ------------------------------------------------------------------ helpers
@@ -86,12 +92,10 @@ class _BaseFM(BaseEstimator):
         data_norm = self.data_norm
         if lower is None and data_norm is None:
             if private:
-                warnings.warn(
+                warn_privacy_leak(
                     "Neither bounds_X nor data_norm was declared, so data_norm is "
                     "taken from the data: the result leaks the largest row norm and "
-                    "is not differentially private. Declare bounds_X or data_norm.",
-                    PrivacyLeakWarning,
-                    stacklevel=4,
+                    "is not differentially private. Declare bounds_X or data_norm."
                 )
             norms = np.sqrt(np.einsum("ij,ij->i", X, X)) if X.size else np.zeros(1)
             data_norm = float(norms.max()) or 1.0
@@ -232,7 +236,7 @@ class _BaseFM(BaseEstimator):
         self._store(coef, intercept)
         return self
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit the model: one release of the noisy objective (spends epsilon once).
 
@@ -258,7 +262,7 @@ class _BaseFM(BaseEstimator):
             self.__dict__.pop(attr, None)
         return self._fit_one_release([(X, y)], rng, validated=True)
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit_chunks(self, chunks):
         """Fit from an iterable of ``(X, y)`` chunks with memory independent of n.
 
@@ -473,12 +477,10 @@ class FMLinearRegression(RegressorMixin, _BaseFM):
             bounds = (float(lower[0]), float(upper[0]))
         else:
             if not math.isinf(self.epsilon):
-                warnings.warn(
+                warn_privacy_leak(
                     "bounds_y was not declared, so it is taken from the data: the "
                     "result leaks the label range and is not differentially "
-                    "private. Declare bounds_y.",
-                    PrivacyLeakWarning,
-                    stacklevel=5,
+                    "private. Declare bounds_y."
                 )
             bounds = (float(np.min(y)), float(np.max(y)))
         self.bounds_y_ = bounds
@@ -488,7 +490,7 @@ class FMLinearRegression(RegressorMixin, _BaseFM):
         X, _ = super()._clip(X, y)
         return X, np.clip(y, *self.bounds_y_)
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y):
         """Add a chunk to the running statistics and release a new noisy model.
 
@@ -614,7 +616,7 @@ class FMLogisticRegression(ClassifierMixin, _BaseFM):
             )
         return (y == self.classes_[1]).astype(np.float64)
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None):
         """Add a chunk to the running statistics and release a new noisy model.
 

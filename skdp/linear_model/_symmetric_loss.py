@@ -4,11 +4,10 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import expit
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from skdp.linear_model._losses import LOSSES, make_loss
 from skdp.linear_model._symmetric_solvers import (
@@ -18,6 +17,13 @@ from skdp.linear_model._symmetric_solvers import (
     solve_smooth,
 )
 from skdp.utils import check_random_state
+from skdp.utils._sklearn_compat import (
+    RANDOM_STATE,
+    Interval,
+    StrOptions,
+    fit_context,
+    validate_data,
+)
 
 __all__ = ["SymmetricLossClassifier"]
 
@@ -196,7 +202,7 @@ class SymmetricLossClassifier(ClassifierMixin, BaseEstimator):
         "max_pairs": [Interval(Integral, 1, None, closed="left")],
         "n_restarts": [Interval(Integral, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
-        "random_state": ["random_state", np.random.Generator],
+        "random_state": RANDOM_STATE,
     }
 
     def __init__(
@@ -226,7 +232,7 @@ class SymmetricLossClassifier(ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit the linear scorer.
 

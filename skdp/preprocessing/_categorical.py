@@ -6,13 +6,12 @@ chunk by chunk so that large columns stay in cache.
 """
 
 import numbers
-import warnings
 
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
-from skdp.exceptions import PrivacyLeakWarning
+from skdp.utils._warnings import warn_privacy_leak
 
 # Values per block: small enough for the L2 cache, large enough to amortize calls.
 CHUNK_SIZE = 1 << 16
@@ -132,12 +131,10 @@ class CategoryCodec:
 
 def infer_categories(values, name, param):
     """Categories taken from the data, with a PrivacyLeakWarning."""
-    warnings.warn(
+    warn_privacy_leak(
         f"The categories of {name} were not declared, so they are taken from the "
         "data: the set of values present is released without noise and is not "
-        f"covered by the privacy guarantee. Declare `{param}` to get the guarantee.",
-        PrivacyLeakWarning,
-        stacklevel=4,
+        f"covered by the privacy guarantee. Declare `{param}` to get the guarantee."
     )
     return unique_values(values, name)
 

@@ -4,9 +4,8 @@ import math
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_consistent_length, validate_data
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_consistent_length
 
 from skdp.accounting import PrivacyBudget, record_spend
 from skdp.mechanisms import RandomizedResponseMechanism
@@ -20,8 +19,13 @@ from skdp.preprocessing._label_analysis import (
     _logsumexp,
     label_flip_probability,
 )
-from skdp.preprocessing._randomized_response import _RANDOM_STATE
 from skdp.utils import check_epsilon, check_random_state
+from skdp.utils._sklearn_compat import (
+    RANDOM_STATE,
+    Interval,
+    fit_context,
+    validate_data,
+)
 
 # Half-width of the k window in standard deviations, plus a margin for small n:
 # the binomial mass outside it is below exp(-300), zero in float64.
@@ -181,7 +185,7 @@ class ExponentialLabelRelease(BaseEstimator):
     _parameter_constraints: dict = {
         "epsilon": [Interval(numbers.Real, 0, np.inf, closed="right")],
         "classes": [None, "array-like"],
-        "random_state": _RANDOM_STATE,
+        "random_state": RANDOM_STATE,
     }
 
     def __init__(self, *, epsilon=1.0, classes=None, random_state=None):
@@ -189,7 +193,7 @@ class ExponentialLabelRelease(BaseEstimator):
         self.classes = classes
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Validate the data and compute the release's distribution.
 

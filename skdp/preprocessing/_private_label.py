@@ -5,16 +5,15 @@ from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
     MetaEstimatorMixin,
-    _fit_context,
     clone,
 )
 from sklearn.utils import get_tags
-from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from skdp.preprocessing._categorical import CategoryCodec
+from skdp.utils._sklearn_compat import HasMethods, fit_context
 
 
 def _inner_has(attr):
@@ -107,7 +106,7 @@ class PrivateLabelClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         self.privatizer = privatizer
 
     # scikit-learn's nested parameter validation is kept for the inner objects
-    @_fit_context(prefer_skip_nested_validation=False)
+    @fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, **fit_params):
         """Privatize ``y``, then fit the inner estimator on ``(X, y_private)``.
 

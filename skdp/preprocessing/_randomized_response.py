@@ -2,25 +2,20 @@
 
 import numbers
 import operator
-import warnings
 
 import numpy as np
 from sklearn.base import (
     BaseEstimator,
     OneToOneFeatureMixin,
     TransformerMixin,
-    _fit_context,
 )
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import (
     check_consistent_length,
     check_is_fitted,
-    validate_data,
 )
 
 from skdp.accounting import PrivacyBudget, record_spend
-from skdp.exceptions import PrivacyLeakWarning
 from skdp.mechanisms import RandomizedResponseMechanism
 from skdp.preprocessing._categorical import (
     CategoryCodec,
@@ -35,13 +30,14 @@ from skdp.preprocessing._categorical import (
     unique_values,
 )
 from skdp.utils import check_epsilon, check_random_state
-
-_RANDOM_STATE = [
-    None,
-    Interval(numbers.Integral, 0, None, closed="left"),
-    np.random.RandomState,
-    np.random.Generator,
-]
+from skdp.utils._sklearn_compat import (
+    RANDOM_STATE,
+    Interval,
+    StrOptions,
+    fit_context,
+    validate_data,
+)
+from skdp.utils._warnings import warn_privacy_leak
 
 
 def make_rr_mechanism(epsilon, n_categories):
@@ -219,7 +215,7 @@ class RandomizedResponse(
         "categories": [StrOptions({"auto"}), list, dict],
         "label_epsilon": [None, Interval(numbers.Real, 0, np.inf, closed="right")],
         "classes": [None, "array-like"],
-        "random_state": _RANDOM_STATE,
+        "random_state": RANDOM_STATE,
     }
 
     def __init__(
@@ -240,7 +236,7 @@ class RandomizedResponse(
         self.random_state = random_state
 
     # ------------------------------------------------------------------ fitting
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Learn the domain and distortion matrix of every randomized column.
 
@@ -490,13 +486,11 @@ class RandomizedResponse(
                 CategoryCodec(cats).encode(values, f"X {name}")  # covers the data?
             out.append(cats)
         if inferred:
-            warnings.warn(
+            warn_privacy_leak(
                 f"The categories of {', '.join(inferred)} were not declared, so they "
                 "are taken from the data: the set of values present is released "
                 "without noise and is not covered by the privacy guarantee. Declare "
-                "`categories` to get the guarantee.",
-                PrivacyLeakWarning,
-                stacklevel=4,
+                "`categories` to get the guarantee."
             )
         return out
 

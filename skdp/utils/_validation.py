@@ -2,11 +2,10 @@
 
 import math
 import numbers
-import warnings
 
 import numpy as np
 
-from skdp.exceptions import PrivacyLeakWarning
+from skdp.utils._warnings import warn_privacy_leak
 
 __all__ = [
     "check_bounds",
@@ -130,12 +129,10 @@ def infer_bounds(X, name="bounds"):
     X = np.asarray(X, dtype=np.float64)
     if X.ndim == 1:
         X = X.reshape(-1, 1)
-    warnings.warn(
+    warn_privacy_leak(
         f"{name} were not declared, so they are taken from the data: the result "
         f"leaks the data's range and is not differentially private. Declare {name} "
-        "to get the guarantee.",
-        PrivacyLeakWarning,
-        stacklevel=3,
+        "to get the guarantee."
     )
     lower, upper = X.min(axis=0), X.max(axis=0)
     return lower, upper
@@ -144,12 +141,10 @@ def infer_bounds(X, name="bounds"):
 def infer_data_norm(X, name="data_norm"):
     """The largest row L2 norm of ``X``, with a :class:`PrivacyLeakWarning`."""
     X = np.asarray(X, dtype=np.float64)
-    warnings.warn(
+    warn_privacy_leak(
         f"{name} was not declared, so it is taken from the data: the result leaks "
         f"the largest row norm and is not differentially private. Declare {name} "
-        "to get the guarantee.",
-        PrivacyLeakWarning,
-        stacklevel=3,
+        "to get the guarantee."
     )
     norm = float(np.linalg.norm(X, axis=1).max()) if X.size else 0.0
     return norm if norm > 0 else 1.0

@@ -6,9 +6,7 @@ import math
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import validate_data
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
 from skdp.accounting import PrivacyBudget, record_spend
 from skdp.linear_model._fm import FMLinearRegression, FMLogisticRegression, _BaseFM
@@ -25,6 +23,7 @@ from skdp.linear_model._functional_mechanism import (
 )
 from skdp.mechanisms import gaussian_delta
 from skdp.utils import check_random_state, clip_to_bounds, clip_to_norm
+from skdp.utils._sklearn_compat import Interval, StrOptions, fit_context, validate_data
 from skdp.vertical import _protocol
 from skdp.vertical._partition import check_label_party, check_partition
 from skdp.vertical._secure import require_backend
@@ -237,7 +236,7 @@ class _VerticalFM(BaseEstimator):
         return out
 
     # ---------------------------------------------------------------- fitting
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Run the vertical protocol once and release the model.
 

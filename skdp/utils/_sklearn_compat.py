@@ -1,0 +1,41 @@
+"""The one module that imports scikit-learn's private helpers.
+
+scikit-learn's ``_fit_context``, ``validate_data`` and ``_param_validation`` are not
+public API and have moved between releases (diffprivlib 0.6.6 stopped importing on
+scikit-learn 1.9 because it reached into private modules all over). Every skdp module
+imports them from here, so a scikit-learn change is mended in this file only, as
+imbalanced-learn does with its compat layer.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import (
+    HasMethods,
+    Interval,
+    Options,
+    StrOptions,
+    validate_params,
+)
+from sklearn.utils.validation import validate_data
+
+__all__ = [
+    "RANDOM_STATE",
+    "HasMethods",
+    "Integral",
+    "Interval",
+    "Options",
+    "Real",
+    "StrOptions",
+    "fit_context",
+    "validate_data",
+    "validate_params",
+]
+
+#: The ``random_state`` constraint of every skdp estimator: None, an int, a
+#: ``numpy.random.RandomState`` or a ``numpy.random.Generator`` (scikit-learn's own
+#: ``"random_state"`` constraint does not admit a Generator).
+RANDOM_STATE = ["random_state", np.random.Generator]
+
+fit_context = _fit_context
