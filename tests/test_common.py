@@ -8,6 +8,7 @@ import importlib
 import inspect
 import pkgutil
 
+import pytest
 from sklearn.base import BaseEstimator
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -66,6 +67,24 @@ def test_every_public_estimator_can_be_checked():
     assert not missing, f"add instances to tests/estimator_instances.py: {missing}"
 
 
-@parametrize_with_checks(instances(), expected_failed_checks=_expected_failed_checks)
+def _parametrize_with_checks(estimators, **kwargs):
+    # scikit-learn 1.6 hands pytest a generator, which pytest >= 9 deprecates
+    # (fatal under this project's warning filters): materialize it as a list.
+    mark = parametrize_with_checks(estimators, **kwargs)
+    argnames, argvalues = mark.args
+    return pytest.mark.parametrize(argnames, list(argvalues), **mark.kwargs)
+
+
+@_parametrize_with_checks(instances(), expected_failed_checks=_expected_failed_checks)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("estimator", instances(), ids=repr)
+def test_html_repr(estimator):
+    """scikit-learn's HTML representation renders every public estimator."""
+    from sklearn.utils import estimator_html_repr
+
+    for html in (estimator_html_repr(estimator), estimator._repr_html_()):
+        assert html.startswith("<style>")
+        assert type(estimator).__name__ in html

@@ -67,7 +67,7 @@ def make_private_regression(
     n_parties=None,
     random_state=None,
 ):
-    """Linear data inside a declared domain: ||x||_2 <= data_norm, |y| <= 1.
+    """Linear data inside a declared domain: ``||x||_2 <= data_norm``, ``|y| <= 1``.
 
     ``y = clip(x @ coef / data_norm + noise * N(0, 1), -1, 1)`` with ``||coef||_2 = 1``,
     so the noise-free part already lies in [-1, 1].

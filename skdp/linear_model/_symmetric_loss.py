@@ -135,7 +135,7 @@ class SymmetricLossClassifier(ClassifierMixin, BaseEstimator):
     objective_value_ : float
         Regularized training objective at the solution (without the threshold).
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Only when X has string feature names.
 
     Notes

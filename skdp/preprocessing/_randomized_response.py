@@ -36,6 +36,7 @@ from skdp.utils._sklearn_compat import (
     StrOptions,
     fit_context,
     validate_data,
+    wrap_transform_output,
 )
 from skdp.utils._warnings import warn_privacy_leak
 
@@ -77,8 +78,8 @@ class RandomizedResponse(
     OneToOneFeatureMixin,
     TransformerMixin,
     BaseEstimator,
-    # transform is conditional (see below); sklearn's set_output wrapper would
-    # make it unconditional, and DataFrames come back as DataFrames anyway
+    # transform is conditional (see below); sklearn's automatic set_output wrapper
+    # would make it unconditional, so set_output and the wrapping are done by hand
     auto_wrap_output_keys=None,
 ):
     """k-ary randomized response on categorical columns and labels.
@@ -279,7 +280,37 @@ class RandomizedResponse(
             PrivacyBudget(float(np.sum(self.epsilons_))),
             f"{type(self).__name__}.transform",
         )
-        return out
+        return wrap_transform_output(self, out, X)
+
+    def set_output(self, *, transform=None):
+        """Set the container of ``transform`` and ``fit_transform`` outputs.
+
+        Without a call (or with ``"default"``) a DataFrame input gives a DataFrame
+        and an array gives an array; scikit-learn's global
+        ``set_config(transform_output=...)`` applies when this is not set.
+
+        Parameters
+        ----------
+        transform : {"default", "pandas", "polars"} or None, default=None
+            ``"pandas"`` or ``"polars"``: a DataFrame of that library with the
+            input's column names (``x0, x1, ...`` for an array). ``None``: leave
+            the configuration unchanged.
+
+        Returns
+        -------
+        self : RandomizedResponse
+        """
+        if transform is None:
+            return self
+        if transform not in ("default", "pandas", "polars"):
+            raise ValueError(
+                "`transform` must be one of 'default', 'pandas', 'polars' or None, "
+                f"got {transform!r}."
+            )
+        if not hasattr(self, "_sklearn_output_config"):
+            self._sklearn_output_config = {}
+        self._sklearn_output_config["transform"] = transform
+        return self
 
     def fit_resample(self, X, y):
         """Randomize the labels (and the selected columns) in one release.

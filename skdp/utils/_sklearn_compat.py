@@ -18,6 +18,7 @@ from sklearn.utils._param_validation import (
     StrOptions,
     validate_params,
 )
+from sklearn.utils._set_output import ADAPTERS_MANAGER, _get_output_config
 from sklearn.utils.validation import validate_data
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "fit_context",
     "validate_data",
     "validate_params",
+    "wrap_transform_output",
 ]
 
 #: The ``random_state`` constraint of every skdp estimator: None, an int, a
@@ -39,3 +41,18 @@ __all__ = [
 RANDOM_STATE = ["random_state", np.random.Generator]
 
 fit_context = _fit_context
+
+
+def wrap_transform_output(estimator, output, original_input):
+    """``output`` in the container ``set_output`` (or the global config) asks for.
+
+    For transformers that cannot use scikit-learn's automatic wrapping (a
+    ``transform`` that exists conditionally); scikit-learn's own
+    ``_wrap_data_with_container`` returns the data unchanged for those.
+    """
+    container = _get_output_config("transform", estimator)["dense"]
+    if container == "default":
+        return output
+    return ADAPTERS_MANAGER.adapters[container].create_container(
+        output, original_input, columns=estimator.get_feature_names_out
+    )

@@ -272,7 +272,7 @@ class _VerticalFM(BaseEstimator):
         partition = check_partition(
             self.partition,
             d,
-            n_parties=None if self.partition is not None else min(self.n_parties, d),
+            n_parties=None if self.partition is not None else self.n_parties,
             feature_names=getattr(self, "feature_names_in_", None),
         )
         label_party = check_label_party(self.label_party, len(partition))
@@ -405,9 +405,9 @@ _PARAMS_DOC = """
         As in the centralized estimator (top-down budget; see there).
     partition : list of lists of int or str, or None, default=None
         Columns held by each party (indices, or names when X is a DataFrame).
-        None splits the columns evenly over ``min(n_parties, n_features)``
-        parties. Overlapping or missing columns and empty parties raise
-        ValueError.
+        None splits the columns evenly over ``n_parties`` parties. Overlapping or
+        missing columns, empty parties and ``n_parties`` larger than the number
+        of features raise ValueError.
     n_parties : int, default=2
         Number of parties when ``partition`` is None.
     label_party : int, default=0

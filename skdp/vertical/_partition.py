@@ -46,7 +46,8 @@ def check_partition(partition, n_features, n_parties=None, feature_names=None):
         columns into ``n_parties`` contiguous, near-equal groups.
     n_features : int
     n_parties : int or None
-        Required when ``partition`` is None; otherwise, if given, must match.
+        Required when ``partition`` is None (then at most ``n_features``: a party
+        without a column is an error); otherwise, if given, must match.
     feature_names : array-like of str or None
         Names of the columns of X, to resolve names in ``partition``.
 
@@ -60,7 +61,7 @@ def check_partition(partition, n_features, n_parties=None, feature_names=None):
     ------
     ValueError
         An empty party, a column held by two parties, a column held by none, an
-        index out of range or an unknown name.
+        index out of range, an unknown name, or more parties than features.
 
     Examples
     --------
@@ -72,8 +73,9 @@ def check_partition(partition, n_features, n_parties=None, feature_names=None):
             raise ValueError("partition: give a partition or n_parties.")
         if n_parties > n_features:
             raise ValueError(
-                f"n_parties={n_parties} must not exceed the number of features "
-                f"({n_features}): every party needs at least one column."
+                f"n_parties={n_parties} exceeds the number of features "
+                f"(n_features={n_features}): every party needs at least one column; "
+                "lower n_parties or pass an explicit partition."
             )
         return [
             np.asarray(p, dtype=np.intp) for p in split_columns(n_features, n_parties)

@@ -29,7 +29,9 @@ simulation and grid searches, and offers no protection against a real adversary.
 
 import math
 import os
+import shutil
 import tempfile
+import weakref
 
 import numpy as np
 
@@ -198,13 +200,16 @@ class BFVBackend:
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise ImportError(_SECURE_HINT) from exc
         self._seal = sealapi
-        self._tmp = tempfile.TemporaryDirectory(prefix="skdp-bfv-")
+        self._tmp_dir = tempfile.mkdtemp(prefix="skdp-bfv-")
+        # removed with the backend; TemporaryDirectory's implicit cleanup would
+        # emit a ResourceWarning at every fit
+        weakref.finalize(self, shutil.rmtree, self._tmp_dir, ignore_errors=True)
         self._n_files = 0
 
     # ---- serialization through SEAL's stream API (file based in TenSEAL) --- #
     def _path(self):
         self._n_files += 1
-        return os.path.join(self._tmp.name, f"{self._n_files}.bin")
+        return os.path.join(self._tmp_dir, f"{self._n_files}.bin")
 
     def _dump(self, obj):
         path = self._path()

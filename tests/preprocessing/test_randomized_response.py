@@ -354,3 +354,57 @@ def test_label_sampler_has_no_transform():
         rr.set_params(categories=[range(3)] * 2).fit_resample(
             _codes_data(20), np.arange(20) % 2
         )
+
+
+# --- set_output: the container of transform's output ---------------------------
+def _frame():
+    pd = pytest.importorskip("pandas")
+    return pd.DataFrame({"a": ["x", "y", "x", "y"] * 5, "b": np.arange(20)})
+
+
+def test_set_output_pandas_on_an_array_names_the_columns():
+    pd = pytest.importorskip("pandas")
+    X = _frame().to_numpy()
+    rr = RandomizedResponse(columns=[0], categories=[["x", "y"]], random_state=0)
+    out = rr.set_output(transform="pandas").fit_transform(X)
+    assert isinstance(out, pd.DataFrame)
+    assert list(out.columns) == ["x0", "x1"]
+    assert set(out["x0"]) <= {"x", "y"}
+    np.testing.assert_array_equal(out["x1"].to_numpy(), X[:, 1])
+
+
+def test_set_output_default_keeps_the_input_container():
+    X = _frame()
+    rr = RandomizedResponse(columns=[0], categories=[["x", "y"]], random_state=0)
+    out_array = rr.set_output(transform="default").fit_transform(X.to_numpy())
+    assert isinstance(out_array, np.ndarray)
+    assert type(rr.fit_transform(X)) is type(X)
+
+
+def test_set_output_rejects_unknown_container():
+    with pytest.raises(ValueError, match="transform"):
+        RandomizedResponse(columns="all").set_output(transform="arrow")
+
+
+def test_set_output_inside_column_transformer():
+    pd = pytest.importorskip("pandas")
+    from sklearn.compose import ColumnTransformer
+
+    X = _frame()
+    rr = RandomizedResponse(columns="all", categories=[["x", "y"]], random_state=0)
+    ct = ColumnTransformer([("rr", rr, ["a"])], remainder="passthrough")
+    out = ct.set_output(transform="pandas").fit_transform(X)
+    assert isinstance(out, pd.DataFrame)
+    assert list(out.columns) == ["rr__a", "remainder__b"]
+    assert set(out["rr__a"]) <= {"x", "y"}
+
+
+def test_global_transform_output_config_is_honoured():
+    pd = pytest.importorskip("pandas")
+    from sklearn import config_context
+
+    X = _frame().to_numpy()
+    rr = RandomizedResponse(columns=[0], categories=[["x", "y"]], random_state=0)
+    with config_context(transform_output="pandas"):
+        assert isinstance(rr.fit_transform(X), pd.DataFrame)
+    assert isinstance(rr.fit_transform(X), np.ndarray)

@@ -48,3 +48,21 @@ def test_label_party_range():
         check_label_party(3, 3)
     with pytest.raises(TypeError, match="label_party"):
         check_label_party(1.0, 3)
+
+
+def test_more_parties_than_features_names_both_numbers():
+    with pytest.raises(ValueError, match=r"n_parties=9 .*n_features=4"):
+        check_partition(None, 4, n_parties=9)
+
+
+@pytest.mark.parametrize("cls_name", ["VerticalFMRegressor", "VerticalFMClassifier"])
+def test_estimator_rejects_more_parties_than_features(cls_name):
+    import skdp.vertical
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, size=(40, 4))
+    y = (X[:, 0] > 0).astype(int)
+    est = getattr(skdp.vertical, cls_name)(n_parties=9, data_norm=1.0, random_state=0)
+    with pytest.raises(ValueError, match=r"n_parties=9 .*n_features=4"):
+        est.fit(X, y)
+    assert not hasattr(est, "coef_")

@@ -122,3 +122,32 @@ def test_audit_of_a_cross_coefficient_released_with_two_shares():
     assert result.epsilon_lower_bound <= eps
     # and the audit is not vacuous: it finds a good part of epsilon
     assert result.epsilon_lower_bound > 0.5 * eps
+
+
+def test_bfv_fit_leaves_no_resource_warning_and_no_temporary_files():
+    import gc
+    import glob
+    import tempfile
+    import warnings
+
+    pytest.importorskip("tenseal")
+    from skdp.datasets import make_private_regression
+    from skdp.vertical import VerticalFMRegressor
+
+    pattern = f"{tempfile.gettempdir()}/skdp-bfv-*"
+    before = set(glob.glob(pattern))
+    X, y, _, parts = make_private_regression(200, 4, n_parties=2, random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        reg = VerticalFMRegressor(
+            epsilon=1.0,
+            data_norm=1.0,
+            bounds_y=(-1, 1),
+            partition=parts,
+            secure_backend="bfv",
+            random_state=0,
+        ).fit(X, y)
+        gc.collect()  # an implicit TemporaryDirectory cleanup would warn here
+    assert reg.coef_.shape == (4,)
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
+    assert set(glob.glob(pattern)) == before
