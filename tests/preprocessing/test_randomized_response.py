@@ -408,3 +408,13 @@ def test_global_transform_output_config_is_honoured():
     with config_context(transform_output="pandas"):
         assert isinstance(rr.fit_transform(X), pd.DataFrame)
     assert isinstance(rr.fit_transform(X), np.ndarray)
+
+
+def test_negative_categories_are_accepted():
+    # the positive_only tag is False: negative category values are ordinary values
+    X = np.array([[-1, 0], [0, -2], [1, -2], [-1, 0]])
+    rr = RandomizedResponse(
+        columns="all", categories=[[-1, 0, 1], [-2, 0]], epsilon=np.inf
+    )
+    np.testing.assert_array_equal(rr.fit_transform(X), X)
+    assert not rr.__sklearn_tags__().input_tags.positive_only
