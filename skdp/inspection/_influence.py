@@ -230,13 +230,14 @@ class RRInfluenceEstimator(MetaEstimatorMixin, BaseEstimator):
     expectation : {"auto", "exact", "monte_carlo", "scaling"}, default="auto"
         How the expectation over RR outcomes is taken: ``"exact"`` enumerates all
         joint outcomes of the perturbed attributes, ``"monte_carlo"`` samples them
-        (stratified by which attributes change), ``"scaling"`` is the seed paper's
-        approximation (see Notes); ``"auto"`` is exact up to ``max_outcomes``.
+        (stratified by which attributes change), ``"scaling"`` is the approximation
+        of Carey, Van & Wu (2023) (see Notes); ``"auto"`` is exact up to
+        ``max_outcomes``.
     max_outcomes : int, default=1024
     n_mc_samples : int, default=64
         Samples per change pattern for ``"monte_carlo"``.
     order : {1, 2}, default=1
-        1: the first-order influence of the seed paper (one factorization for
+        1: the first-order influence of Carey, Van & Wu (2023) (one factorization for
         every group and epsilon). 2: Newton-corrected second order (see Notes),
         much more accurate when the test loss is near its minimum (test data
         distributed like the training data) or the group is large, at the cost
@@ -296,8 +297,8 @@ class RRInfluenceEstimator(MetaEstimatorMixin, BaseEstimator):
     ``"monte_carlo"`` groups outcomes by the set m of changed attributes (there
     are prod_{f in m} (d_f - 1) of them, all with the same probability) and
     averages ``n_mc_samples`` uniform draws within each set: unbiased, with a
-    standard error returned by ``return_std=True``. ``"scaling"`` reads the seed's
-    equation (13): the probability that anything changes,
+    standard error returned by ``return_std=True``. ``"scaling"`` reads equation
+    (13) of Carey, Van & Wu (2023): the probability that anything changes,
     ``1 - prod_f p_f``, spread *uniformly* over the N - 1 non-identity outcomes
     (N = prod_f d_f). For a single perturbed attribute this is exact; for several
     it gives outcomes that change many attributes too much weight and outcomes

@@ -474,8 +474,9 @@ def sensitivity(objective, domain, *, linear_weight=1.0, quad_mask=None, lin_mas
 
     Worked cases (``R = 1``, ``|y| <= 1``, ``c = 1``, no intercept, ``d >= 2``):
     squared ``L1 = (d + 1) + 4 sqrt(d)``, ``L2 = sqrt(2 + 16)``; logistic
-    ``L1 = (d + 1) / 8 + sqrt(d)``, ``L2 = sqrt(2 / 64 + 1)``. (DESIGN's
-    ``2 (d + 2 sqrt(d))`` counts the monomial coefficients ``2 A_jk`` instead.)
+    ``L1 = (d + 1) / 8 + sqrt(d)``, ``L2 = sqrt(2 / 64 + 1)``. (The bound
+    ``2 (d + 2 sqrt(d))`` of Zhang et al. (2012) counts the monomial
+    coefficients ``2 A_jk`` instead.)
     With ``max_nonzero = k``, ``max ||x||_1`` is the water-filling over the ``k``
     largest ``m_j`` (``sqrt(k) R`` under the norm), and every quadratic set obeys
     ``sum_S |x_j x_k| <= (||x||_1^2 + ||x||_2^2) / 2 <= (k + 1) R^2 / 2``.

@@ -69,8 +69,9 @@ class GaussianMechanism(Mechanism):
         - ``"classic"`` (Dwork & Roth 2014, Thm A.1):
           ``sigma = D sqrt(2 ln(1.25/delta)) / eps``; valid only for eps < 1, so a
           larger epsilon raises ValueError.
-        - ``"simple"`` (the seed note): ``sigma^2 = D^2 (2 ln(1/delta) + eps) / eps^2``;
-          proven there for eps, delta in (0, 1), so a larger epsilon raises too.
+        - ``"simple"`` (a simpler sufficient bound):
+          ``sigma^2 = D^2 (2 ln(1/delta) + eps) / eps^2``; proven for eps, delta
+          in (0, 1), so a larger epsilon raises too.
 
     Attributes
     ----------

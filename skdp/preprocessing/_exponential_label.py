@@ -153,21 +153,22 @@ class ExponentialLabelRelease(BaseEstimator):
 
     **Two-step sampler.** The number of changed labels k has
     P(k) = C(n, k) (C - 1)^k exp(eps (n - k) / 2) / Z, i.e. Binomial(n, p_flip)
-    with p_flip = (C - 1) / (C - 1 + e^(eps/2)) (the eps/2 factor is the one the
-    seed says is misprinted in its reference [9]). It is drawn from log weights
+    with p_flip = (C - 1) / (C - 1 + e^(eps/2)) (the eps/2 factor is the one Bi &
+    Suppakitpaisarn (2022) say is misprinted in their reference [9]). It is drawn
+    from log weights
     (``gammaln``, ``logsumexp``) restricted to the window where the mass is not
     below exp(-300); given k, the output is uniform over the C(n, k) (C - 1)^k
     vectors at distance k: a uniform k-subset of positions (O(n)), each moved to
     a uniformly chosen other class. Exact probabilities and the survival tables
-    of the seed are in :func:`changed_labels_log_pmf`,
+    of Bi & Suppakitpaisarn (2022) are in :func:`changed_labels_log_pmf`,
     :func:`label_survival_probability` and :func:`recommended_epsilon`.
 
     References
     ----------
     F. McSherry, K. Talwar, "Mechanism design via differential privacy",
     FOCS 2007. B. Ghazi et al., "Deep learning with label differential privacy",
-    NeurIPS 2021. Seed: "Performances of symmetric loss for private data from
-    exponential mechanism".
+    NeurIPS 2021. J. Bi, V. Suppakitpaisarn, "Performances of symmetric loss
+    for private data from exponential mechanism", arXiv:2210.04132, 2022.
 
     Examples
     --------

@@ -162,9 +162,10 @@ def label_survival_probability(
 ):
     """P[at least ``fraction`` of the n labels are released unchanged].
 
-    The seed's "success probability" sum_{i >= n/2} P[q = i] (q = number of
-    agreements), for any fraction: with k ~ Binomial(n, p_flip) changes it equals
-    P[k <= n - ceil(fraction n)], an exact binomial CDF.
+    The "success probability" of Bi & Suppakitpaisarn (2022),
+    sum_{i >= n/2} P[q = i] (q = number of agreements), for any fraction: with
+    k ~ Binomial(n, p_flip) changes it equals P[k <= n - ceil(fraction n)], an
+    exact binomial CDF.
 
     Parameters
     ----------
@@ -199,7 +200,8 @@ def recommended_epsilon(
 ):
     """Smallest epsilon whose survival probability reaches ``target``.
 
-    The seed's "recommended budget" tables, computed exactly: the survival
+    The "recommended budget" tables of Bi & Suppakitpaisarn (2022), computed
+    exactly: the survival
     probability increases continuously with epsilon, so bisection on the exact
     binomial CDF finds the threshold to 1e-12 relative precision; the returned
     value always satisfies ``label_survival_probability(...) >= target``.

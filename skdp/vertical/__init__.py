@@ -1,7 +1,8 @@
 """The functional mechanism over vertically partitioned parties.
 
-Parties hold disjoint columns of the same rows; a server coordinates the seed's
-Algorithm 1 (:mod:`skdp.vertical._protocol`) with a secure scalar-product backend
+Parties hold disjoint columns of the same rows; a server coordinates Algorithm 1 of
+Xu, Yuan & Wu (2021) (:mod:`skdp.vertical._protocol`) with a secure scalar-product
+backend
 (:mod:`skdp.vertical._secure`: ``"plaintext"`` simulation or TenSEAL ``"bfv"``).
 """
 

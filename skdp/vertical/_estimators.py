@@ -1,5 +1,5 @@
 """VerticalFMRegressor and VerticalFMClassifier: the functional mechanism over
-vertically partitioned parties (seed: vertical-functional-mechanism.txt)."""
+vertically partitioned parties (Xu, Yuan & Wu 2021)."""
 
 import hashlib
 import math
@@ -211,7 +211,7 @@ class _VerticalFM(BaseEstimator):
         return coords, mechs, None, (local, pairs)
 
     def _party_privacy(self, domain, partition, label_party, c, sens, mech):
-        """Top-down: each party's epsilon, the seed's Delta_k / Delta ratio."""
+        """Top-down: each party's epsilon, Xu, Yuan & Wu's Delta_k / Delta ratio."""
         p, d = domain.n_coef, domain.n_features
         out = np.empty(len(partition))
         for k, cols in enumerate(partition):
@@ -470,9 +470,9 @@ _ATTRS_DOC = """
         Every message of the run (sender, receiver, kind, bytes)."""
 
 _NOTES_DOC = """
-    **Protocol** (seed Algorithm 1; :mod:`skdp.vertical._protocol`). The
-    objective ``w^T A w + b^T w`` of the centralized estimator splits into
-    single-party coefficients (computed and noised by their owner) and
+    **Protocol** (Algorithm 1 of Xu, Yuan & Wu 2021;
+    :mod:`skdp.vertical._protocol`). The objective ``w^T A w + b^T w`` of the
+    centralized estimator splits into single-party coefficients (computed and noised by their owner) and
     cross-party coefficients ``kappa X_k^T X_l`` and ``c X_k^T beta(y)``
     (computed by a secure scalar product; the server obtains them only with the
     noise already added). The server assembles the noisy quadratic,
@@ -484,7 +484,7 @@ _NOTES_DOC = """
     record exactly as centrally. Party k's columns alone: the coordinates that
     change when only they change are those involving party k, with sensitivity
     ``Delta_k <= Delta``, so ``epsilon_k = epsilon Delta_k / Delta`` (for the box
-    ``|x_j| <= 1`` and the seed's monomial coefficients this is
+    ``|x_j| <= 1`` and the paper's monomial coefficients this is
     ``Delta_k = d_k + d_k (2d - d_k)/4``). Bottom-up: group ``G`` (a party's own
     coefficients, or a pair's cross coefficients) is released with
     ``Lap(Delta_G / eps_G)``; the groups are disjoint, so a record costs
@@ -516,9 +516,10 @@ class VerticalFMRegressor(RegressorMixin, _VerticalFM):
 
     References
     ----------
-    Zhang, Zhang, Xiao, Yang & Winslett (2012). Functional mechanism. VLDB.
-    Achieving differential privacy in vertically partitioned multiparty learning
-    (seed: vertical-functional-mechanism.txt).
+    J. Zhang, Z. Zhang, X. Xiao, Y. Yang, M. Winslett, "Functional mechanism:
+    regression analysis under differential privacy", PVLDB 5(11), 2012.
+    D. Xu, S. Yuan, X. Wu, "Achieving differential privacy in vertically
+    partitioned multiparty learning", IEEE Big Data 2021 (arXiv:1911.04587).
 
     Examples
     --------
@@ -614,8 +615,8 @@ class VerticalFMClassifier(ClassifierMixin, _VerticalFM):
 
     References
     ----------
-    Achieving differential privacy in vertically partitioned multiparty learning
-    (seed: vertical-functional-mechanism.txt).
+    D. Xu, S. Yuan, X. Wu, "Achieving differential privacy in vertically
+    partitioned multiparty learning", IEEE Big Data 2021 (arXiv:1911.04587).
 
     Examples
     --------

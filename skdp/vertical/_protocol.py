@@ -1,4 +1,4 @@
-"""Algorithm 1 of the seed as explicit messages between parties and a server.
+"""Algorithm 1 of Xu, Yuan & Wu (2021) as messages between parties and a server.
 
 Roles: ``K`` parties hold disjoint column blocks of the same rows (one of them,
 the *label party*, also holds the labels); the *server* coordinates, decrypts and
@@ -6,7 +6,7 @@ releases the model. Every message goes through a :class:`Transcript` that record
 sender, receiver, kind and size (and, on request, the payload itself, so tests can
 check what each role saw).
 
-Steps (seed Algorithm 1):
+Steps (Algorithm 1 of the paper):
 
 1. ``plan``: the server splits the objective ``w^T A w + b^T w`` into single-party
    coefficients (a party's own block of ``A``, its intercept entries and, for the
