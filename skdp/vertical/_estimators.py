@@ -211,7 +211,7 @@ class _VerticalFM(BaseEstimator):
         return coords, mechs, None, (local, pairs)
 
     def _party_privacy(self, domain, partition, label_party, c, sens, mech):
-        """Top-down: each party's epsilon, Xu, Yuan & Wu's Delta_k / Delta ratio."""
+        """Top-down: each party's epsilon, the paper's Delta_k / Delta ratio."""
         p, d = domain.n_coef, domain.n_features
         out = np.empty(len(partition))
         for k, cols in enumerate(partition):
@@ -470,9 +470,9 @@ _ATTRS_DOC = """
         Every message of the run (sender, receiver, kind, bytes)."""
 
 _NOTES_DOC = """
-    **Protocol** (Algorithm 1 of Xu, Yuan & Wu 2021;
-    :mod:`skdp.vertical._protocol`). The objective ``w^T A w + b^T w`` of the
-    centralized estimator splits into single-party coefficients (computed and noised by their owner) and
+    **Protocol** (Xu et al.'s Algorithm 1; :mod:`skdp.vertical._protocol`). The
+    objective ``w^T A w + b^T w`` of the centralized estimator splits into
+    single-party coefficients (computed and noised by their owner) and
     cross-party coefficients ``kappa X_k^T X_l`` and ``c X_k^T beta(y)``
     (computed by a secure scalar product; the server obtains them only with the
     noise already added). The server assembles the noisy quadratic,

@@ -172,9 +172,9 @@ class BFVBackend:
     ciphertexts besides their own data and learn nothing more. (b) The server
     with the *evaluator* of a pair can decrypt the encryptor's ciphertexts: its
     columns and noise share are lost to them (one decryption key is the weak
-    point of this design; the Yuan & Yu scheme used by Xu, Yuan & Wu (2021)
-    splits decryption among the participants, which TenSEAL does not offer).
-    (c) The server with the *encryptor* of a pair learns the pair's cross sums with only the evaluator's
+    point of this design; the paper's Yuan & Yu scheme splits decryption among the
+    participants, which TenSEAL does not offer). (c) The server with the
+    *encryptor* of a pair learns the pair's cross sums with only the evaluator's
     noise share on them (noisy, but no longer the full epsilon guarantee), and
     see below for the evaluator's columns.
 
