@@ -39,7 +39,9 @@ def discover(only=None):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--full", action="store_true", help="full mode (<= 60 min)")
+    parser.add_argument(
+        "--full", action="store_true", help="full mode (about 20 min on 2 idle cores)"
+    )
     parser.add_argument("--out-dir", default="benchmarks/results")
     parser.add_argument("--only", nargs="*", help="run benchmarks whose name contains")
     args = parser.parse_args(argv)
