@@ -88,3 +88,7 @@ html_theme_options = {
     "footer_end": ["sphinx-version"],
 }
 html_context = {"default_mode": "light"}
+# single pages with no sub-pages: no empty "Section Navigation" column
+html_sidebars = {
+    page: [] for page in ("index", "install", "benchmarks", "references", "development")
+}

@@ -22,18 +22,11 @@ domain = {"data_norm": 1.0, "bounds_y": (-1, 1), "fit_intercept": False}
 
 def test_mse(**params):
     # median over a few noise draws: one draw is a single sample of the noise
-    errors = [
-        np.mean(
-            (
-                FMLinearRegression(**domain, **params, random_state=seed)
-                .fit(X_train, y_train)
-                .predict(X_test)
-                - y_test
-            )
-            ** 2
-        )
-        for seed in range(5)
-    ]
+    errors = []
+    for seed in range(5):
+        reg = FMLinearRegression(**domain, **params, random_state=seed)
+        residuals = reg.fit(X_train, y_train).predict(X_test) - y_test
+        errors.append(np.mean(residuals**2))
     return float(np.median(errors))
 
 
@@ -48,7 +41,7 @@ ax.plot(epsilons, gaussian, "s-", label="Gaussian (delta = 1e-5)")
 ax.axhline(exact, color="k", ls="--", label="non-private (epsilon = inf)")
 ax.axhline(np.var(y_test), color="grey", ls=":", label="predict the mean")
 ax.set(xscale="log", yscale="log", xlabel="epsilon", ylabel="test MSE (median of 5)")
-ax.legend()
+ax.legend(loc="lower left")
 fig.tight_layout()
 
 for e, lap, gau in zip(epsilons, laplace, gaussian):

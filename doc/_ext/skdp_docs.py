@@ -122,17 +122,42 @@ BENCH_ORDER = [
     "vertical",
 ]
 
+BENCH_TITLES = {
+    "summary": "Summary of the run",
+    "histograms": "Private histograms",
+    "mechanisms": "Mechanisms",
+    "fm": "Functional mechanism",
+    "papers": "Tables 1 and 3 of the functional-mechanism paper",
+    "label_privacy": "Label privacy",
+    "symmetric_loss": "Symmetric losses on privatized labels",
+    "influence": "Influence estimates against retraining",
+    "vertical": "Vertically partitioned functional mechanism",
+}
+
 _HEADING_CHARS = {1: "=", 2: "-", 3: "~", 4: "^", 5: '"', 6: "'"}
 
 
 def _inline(text):
-    """Markdown inline markup to RST: code spans and emphasis."""
-    text = re.sub(r"`([^`]+)`", r"``\1``", text)
-    text = re.sub(r"\*\*([^*]+)\*\*", r"**\1**", text)
-    # a lone * or | would start RST markup: escape what is not emphasis
-    text = re.sub(r"(?<![*\\])\*(?![*])", r"\\*", text)
-    text = text.replace("|", r"\|")
-    return text
+    """Markdown inline markup to RST: code spans kept literal, the rest escaped."""
+    parts = re.split(r"(`[^`]+`)", text)
+    return "".join(
+        f"`{part}`" if part.startswith("`") else _escape(part) for part in parts
+    )
+
+
+def _escape(text):
+    """Escape what RST would read as markup in plain Markdown text."""
+    bold = re.split(r"(\*\*[^*]+\*\*)", text)
+    out = []
+    for piece in bold:
+        if piece.startswith("**") and piece.endswith("**") and len(piece) > 4:
+            out.append(piece)
+            continue
+        piece = piece.replace("\\", "\\\\").replace("*", r"\*").replace("|", r"\|")
+        # a word ending in "_" would be an RST reference (e.g. n_samples_seen_)
+        piece = re.sub(r"(\w)(_+)(?=\W|$)", lambda m: m[1] + "\\_" * len(m[2]), piece)
+        out.append(piece)
+    return "".join(out)
 
 
 def _table(rows):
@@ -170,7 +195,7 @@ def markdown_to_rst(text, first_level):
             title = _inline(m.group(2).strip())
             out += ["", title, _HEADING_CHARS[level] * max(len(title), 3), ""]
         else:
-            out.append(_inline(line))
+            out.append(_inline(line.strip()))
         i += 1
     return "\n".join(out)
 
@@ -209,7 +234,7 @@ def write_benchmark_page(results_dir, path):
         ]
         for f in files:
             # one section per file, titled by its name; its headings go below
-            title = f.stem.replace("_", " ")
+            title = BENCH_TITLES.get(f.stem, f.stem.replace("_", " "))
             lines += [title, "-" * len(title), ""]
             lines += [markdown_to_rst(f.read_text(), first_level=3), ""]
     path = Path(path)
