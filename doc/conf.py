@@ -46,7 +46,7 @@ root_doc = "index"
 # -- API reference -----------------------------------------------------------
 write_api_page(DOC / "api.rst")
 autosummary_generate = True
-autodoc_default_options = {"members": True, "inherited-members": False}
+autodoc_default_options = {"members": True}
 autodoc_typehints = "none"
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
