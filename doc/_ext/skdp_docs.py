@@ -163,7 +163,7 @@ def _escape(text):
 def _table(rows):
     cells = [[c.strip() for c in r.strip().strip("|").split("|")] for r in rows]
     header, body = cells[0], [r for r in cells[2:]]
-    out = [".. list-table::", "   :header-rows: 1", ""]
+    out = [".. list-table::", "   :header-rows: 1", "   :class: bench-table", ""]
     for row in [header, *body]:
         row = row + [""] * (len(header) - len(row))
         out.append("   * - " + (_inline(row[0]) or r"\ "))
