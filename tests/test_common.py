@@ -80,7 +80,11 @@ def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 
 
-@pytest.mark.parametrize("estimator", instances(), ids=repr)
+def _compact_repr(estimator):
+    return " ".join(repr(estimator).split())
+
+
+@pytest.mark.parametrize("estimator", instances(), ids=_compact_repr)
 def test_html_repr(estimator):
     """scikit-learn's HTML representation renders every public estimator."""
     from sklearn.utils import estimator_html_repr
