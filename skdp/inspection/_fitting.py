@@ -61,7 +61,9 @@ def route_params(meta, method, sample_weight, params):
     """
     estimator, owner = meta.estimator, type(meta).__name__
     if routing_enabled():
-        routed = process_routing(meta, method, sample_weight=sample_weight, **params)
+        if sample_weight is not None:  # None is "not passed", not metadata
+            params = {"sample_weight": sample_weight, **params}
+        routed = process_routing(meta, method, **params)
         routed_params = dict(routed.estimator[method])
         if not isinstance(estimator, Pipeline):
             return routed_params, routed_params.get("sample_weight")
