@@ -1,9 +1,11 @@
 """RRInfluenceEstimator: the test-loss cost of randomized response, without retraining.
 
-The estimator fits the model, factorizes its Hessian and answers queries; the work is
-done in the modules it drives: ``_attributes`` (attribute specs and queries),
-``_perturbation`` (the fitted model as a function of its rows), ``_rr_expectation``
-(first order), ``_second_order`` and ``_retraining`` (``validate``).
+The estimator fits the model and answers queries; the work is done in the modules
+it drives: ``_fitting`` (metadata routing, labels, polish and Hessian),
+``_attributes`` (attribute specs and queries), ``_perturbation`` (the fitted model
+as a function of its rows), ``_test_group_loss``, ``_rr_expectation`` (first
+order), ``_second_order``, ``_retraining`` (``validate``) and ``_delegation``
+(predict, routing, tags).
 """
 
 import numbers
@@ -433,10 +435,8 @@ class RRInfluenceEstimator(
         self._solver = make_solver(objective, theta, hessian, self.get_params())
         self._state = PerturbationModel(
             objective,
-            adapter,
             self.theta_,
             sample_weight,
-            y_enc,
             label_categories,
             self.attributes_,
             X_raw,
@@ -516,32 +516,14 @@ class RRInfluenceEstimator(
             max_outcomes=self.max_outcomes,
             correction=self.correction,
         )
+        opts = dict(mode=mode, n_mc_samples=self.n_mc_samples)
         if self.order_ == 2:
-            mean = second_order_change(
-                state,
-                G,
-                names,
-                eps,
-                entry.grad,
-                entry.hessian(),
-                rng,
-                mode=mode,
-                n_mc_samples=self.n_mc_samples,
-            )
+            mean = second_order_change(state, G, names, eps, entry, rng, **opts)
             var = None
         else:
-            rows = np.flatnonzero(G.any(axis=0))
+            forward = self.correction == "forward"
             mean, var = first_order_change(
-                state,
-                G[:, rows].astype(np.float64),
-                rows,
-                names,
-                eps,
-                entry.s,
-                rng,
-                mode=mode,
-                forward=self.correction == "forward",
-                n_mc_samples=self.n_mc_samples,
+                state, G, names, eps, entry.s, rng, forward=forward, **opts
             )
         std = np.zeros_like(mean) if var is None else np.sqrt(var)
         mean, std = (

@@ -26,13 +26,11 @@ class PerturbationModel:
     Parameters
     ----------
     objective : LinearObjective
-        The objective on the training rows (model inputs with intercept column).
-    adapter : LinearLossAdapter
+        The objective on the training rows (model inputs with intercept column,
+        encoded labels, row weights and the loss adapter).
     theta : ndarray of shape (K, D)
         Parameters at which everything is linearized.
     sample_weight : ndarray of shape (n,) or None
-    y_enc : ndarray of shape (n,)
-        Encoded labels (class codes or real values).
     label_categories : ndarray
         Values the encoded label takes under label RR.
     attributes : dict of CategoricalAttribute
@@ -47,10 +45,8 @@ class PerturbationModel:
     def __init__(
         self,
         objective,
-        adapter,
         theta,
         sample_weight,
-        y_enc,
         label_categories,
         attributes,
         X_raw,
@@ -58,14 +54,14 @@ class PerturbationModel:
         hessian,
         chol,
     ):
-        self.objective, self.adapter, self.theta = objective, adapter, theta
-        self.sample_weight, self.y_enc = sample_weight, y_enc
+        self.objective, self.adapter, self.theta = objective, objective.adapter, theta
+        self.sample_weight, self.y_enc = sample_weight, objective.y
         self.label_categories, self.attributes = label_categories, attributes
         self.X_raw, self.feature_map = X_raw, feature_map
         self.hessian, self.chol = hessian, chol
         Z = objective.scores(objective.X1, theta)
         # c_i grad_Z l(z_i) of every training row, the "old" half of every change
-        self.base_residual = adapter.residual(Z, y_enc) * objective.c[:, None]
+        self.base_residual = self.adapter.residual(Z, self.y_enc) * objective.c[:, None]
 
     # ------------------------------------------------------------------ rows
     def preprocess(self, X):

@@ -29,17 +29,15 @@ def expectation_mode(expectation, n_total, *, max_outcomes, correction):
 
 
 def first_order_change(
-    state, G, rows, names, eps, direction, rng, *, mode, forward, n_mc_samples
+    state, groups, names, eps, direction, rng, *, mode, forward, n_mc_samples
 ):
     """Expected first-order change of the test loss per group and epsilon.
 
     Parameters
     ----------
     state : PerturbationModel
-    G : ndarray of shape (n_groups, len(rows))
-        Group membership (as floats) of the rows that belong to some group.
-    rows : ndarray of int
-        Training rows in at least one group.
+    groups : ndarray of bool, shape (n_groups, n)
+        Group membership of the training rows.
     names : list of str
         Perturbed attributes (``"label"`` included).
     eps : ndarray of shape (F, E)
@@ -58,6 +56,9 @@ def first_order_change(
     var : ndarray of the same shape, or None
         Variance of the Monte Carlo estimate (None when exact).
     """
+    # only rows in some group contribute; G holds their membership as weights
+    rows = np.flatnonzero(groups.any(axis=0))
+    G = groups[:, rows].astype(np.float64)
     s = direction.ravel()
     keep, change = state.rr_probabilities(names, eps)
     d = np.array([state.n_categories(n) for n in names])

@@ -72,15 +72,15 @@ def pattern_sums(state, rows, names, d, mode, bits, rng, n_mc_samples):
     return a, S, Dm
 
 
-def second_order_change(
-    state, G, names, eps, grad_te, H_te, rng, *, mode, n_mc_samples
-):
+def second_order_change(state, G, names, eps, test_loss, rng, *, mode, n_mc_samples):
     """Second-order estimate per group (rows of the boolean ``G``) and epsilon.
 
-    ``mode`` is the expectation already resolved (``"exact"``, ``"monte_carlo"``
-    or ``"scaling"``). Returns an array of shape (n_groups, E).
+    ``test_loss`` is the test group's :class:`TestGroupLoss` (its gradient and
+    Hessian are used); ``mode`` is the expectation already resolved
+    (``"exact"``, ``"monte_carlo"`` or ``"scaling"``). Returns an array of shape
+    (n_groups, E).
     """
-    H = state.hessian
+    H, H_te, grad_te = state.hessian, test_loss.hessian(), test_loss.grad
     keep, change = state.rr_probabilities(names, eps)
     d = np.array([state.n_categories(n) for n in names])
     n_total = int(np.prod(d))
