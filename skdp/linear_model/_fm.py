@@ -9,8 +9,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
-from skdp.accounting import PrivacyBudget, record_spend
-from skdp.linear_model._functional_mechanism import (
+from skdp._fm import (
     DataDomain,
     add_noise,
     balanced_linear_weight,
@@ -24,6 +23,7 @@ from skdp.linear_model._functional_mechanism import (
     solve_noisy_quadratic,
     sufficient_statistics,
 )
+from skdp.accounting import PrivacyBudget, record_spend
 from skdp.utils import check_bounds, check_random_state, clip_to_bounds, clip_to_norm
 from skdp.utils._sklearn_compat import (
     RANDOM_STATE,
@@ -351,10 +351,10 @@ _COMMON_PARAMS_DOC = """
         between the quadratic and the linear coefficients). ``"auto"`` minimizes
         the first-order error for a data-free guess of ``||w||`` (the output
         scale over the row-norm bound; see
-        :func:`~skdp.linear_model._functional_mechanism.default_coef_norm`).
+        :func:`~skdp._fm.default_coef_norm`).
     postprocessing : {"ridge", "trim", "none"}, default="ridge"
         How the noisy quadratic is made well posed before the closed-form solve
-        (see :func:`skdp.linear_model._functional_mechanism.solve_noisy_quadratic`):
+        (see :func:`skdp._fm.solve_noisy_quadratic`):
         eigenvalues clipped at 0 plus a ridge of sqrt(p) times the noise
         standard deviation, raised to the bias-variance optimum when the noise
         swamps the signal (chosen by measurement, see ``benchmarks/bench_fm.py``).
@@ -408,7 +408,7 @@ class FMLinearRegression(RegressorMixin, _BaseFM):
     **Guarantee.** Replace-one neighbours (n public). The released vector
     ``(A[triu], c b)`` has L1 sensitivity ``Delta_1`` and L2 sensitivity
     ``Delta_2`` computed from the declared domain by
-    :func:`~skdp.linear_model._functional_mechanism.sensitivity`; the Laplace
+    :func:`~skdp._fm.sensitivity`; the Laplace
     release is epsilon-DP, the Gaussian one (epsilon, delta)-DP; the solve is
     post-processing. For ``||x||_2 <= R``, ``|y| <= B``, no intercept, ``c = 1``:
     ``Delta_1 = (d + 1) R^2 + 4 B sqrt(d) R`` and

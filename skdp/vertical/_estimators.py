@@ -8,9 +8,7 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
-from skdp.accounting import PrivacyBudget, record_spend
-from skdp.linear_model._fm import FMLinearRegression, FMLogisticRegression, _BaseFM
-from skdp.linear_model._functional_mechanism import (
+from skdp._fm import (
     balanced_linear_weight,
     default_coef_norm,
     draw_noise,
@@ -21,6 +19,8 @@ from skdp.linear_model._functional_mechanism import (
     sensitivity,
     solve_noisy_quadratic,
 )
+from skdp.accounting import PrivacyBudget, record_spend
+from skdp.linear_model._fm import FMLinearRegression, FMLogisticRegression, _BaseFM
 from skdp.mechanisms import gaussian_delta
 from skdp.utils import check_random_state, clip_to_bounds, clip_to_norm
 from skdp.utils._sklearn_compat import Interval, StrOptions, fit_context, validate_data

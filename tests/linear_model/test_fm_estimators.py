@@ -10,11 +10,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MinMaxScaler
 
-from skdp.accounting import PrivacyBudget, track_budget
-from skdp.datasets import make_private_classification, make_private_regression
-from skdp.exceptions import PrivacyLeakWarning
-from skdp.linear_model import FMLinearRegression, FMLogisticRegression
-from skdp.linear_model._functional_mechanism import (
+from skdp._fm import (
     DataDomain,
     add_noise,
     default_coef_norm,
@@ -27,6 +23,10 @@ from skdp.linear_model._functional_mechanism import (
     solve_noisy_quadratic,
     sufficient_statistics,
 )
+from skdp.accounting import PrivacyBudget, track_budget
+from skdp.datasets import make_private_classification, make_private_regression
+from skdp.exceptions import PrivacyLeakWarning
+from skdp.linear_model import FMLinearRegression, FMLogisticRegression
 
 ESTIMATORS = [FMLinearRegression, FMLogisticRegression]
 
