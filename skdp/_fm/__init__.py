@@ -78,11 +78,14 @@ from skdp._fm.domain import (
     triu_indices,
 )
 from skdp._fm.release import (
+    NoisyRelease,
     add_noise,
     draw_noise,
     lattice_granularity,
     make_mechanism,
+    release,
     release_noise_std,
+    resolve_linear_weight,
 )
 from skdp._fm.sensitivity import (
     Sensitivity,
@@ -92,26 +95,42 @@ from skdp._fm.sensitivity import (
     n_released,
     sensitivity,
 )
-from skdp._fm.solve import DEFAULT_RIDGE_FACTOR, solve_noisy_quadratic
-from skdp._fm.statistics import sufficient_statistics
+from skdp._fm.solve import DEFAULT_RIDGE_FACTOR, solve_noisy_quadratic, solve_release
+from skdp._fm.statistics import (
+    FMStatistics,
+    beta_bound,
+    clip_to_domain,
+    compute_statistics,
+    fingerprint_items,
+    sufficient_statistics,
+)
 
 __all__ = [
     "DEFAULT_RIDGE_FACTOR",
     "OBJECTIVES",
     "DataDomain",
+    "FMStatistics",
+    "NoisyRelease",
     "Sensitivity",
     "add_noise",
     "balanced_linear_weight",
+    "beta_bound",
+    "clip_to_domain",
+    "compute_statistics",
     "default_coef_norm",
     "draw_noise",
+    "fingerprint_items",
     "lattice_granularity",
     "make_mechanism",
     "max_l2_in_domain",
     "n_released",
     "objective_constants",
+    "release",
     "release_noise_std",
+    "resolve_linear_weight",
     "sensitivity",
     "solve_noisy_quadratic",
+    "solve_release",
     "sufficient_statistics",
     "symmetric_from_triu",
     "triu_indices",

@@ -1,19 +1,24 @@
 """The one noisy release of the statistics."""
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from skdp._fm.domain import symmetric_from_triu, triu_indices
+from skdp._fm.sensitivity import balanced_linear_weight, n_released, sensitivity
 from skdp.mechanisms import GaussianMechanism, LaplaceMechanism
 from skdp.utils import check_random_state
 
 __all__ = [
+    "NoisyRelease",
     "add_noise",
     "draw_noise",
     "lattice_granularity",
     "make_mechanism",
+    "release",
     "release_noise_std",
+    "resolve_linear_weight",
 ]
 
 
@@ -96,3 +101,46 @@ def add_noise(A, b, noise_A, noise_b, *, linear_weight=1.0, granularity=0.0):
         lin = np.round(lin / granularity) * granularity
     A_noisy = symmetric_from_triu(upper + noise_A, p)
     return A_noisy, (lin + noise_b) / c
+
+
+def resolve_linear_weight(linear_weight, objective, domain, mechanism):
+    """``c``: ``"auto"`` (:func:`balanced_linear_weight`, data-free) or the float."""
+    if isinstance(linear_weight, str) and linear_weight == "auto":
+        return balanced_linear_weight(objective, domain, mechanism)
+    return float(linear_weight)
+
+
+@dataclass(frozen=True)
+class NoisyRelease:
+    """What one release made public: the noisy ``A`` and ``b``, and its scales."""
+
+    A: np.ndarray
+    b: np.ndarray
+    sensitivity: object
+    linear_weight: float
+    noise_std: float
+    noise_std_b: float
+
+
+def release(
+    A, b, objective, domain, *, epsilon, delta, mechanism, linear_weight, random_state
+):
+    """The one noisy release of the central estimators' statistics.
+
+    Calibrates the mechanism to the declared domain, draws the noise
+    (:func:`draw_noise`: ``noise_A`` then ``noise_b`` from one generator) and
+    adds it (:func:`add_noise`). ``linear_weight`` is ``c`` or ``"auto"``.
+
+    Returns
+    -------
+    NoisyRelease
+    """
+    c = resolve_linear_weight(linear_weight, objective, domain, mechanism)
+    sens = sensitivity(objective, domain, linear_weight=c)
+    mech = make_mechanism(epsilon, delta, sens, n_released(domain), mechanism)
+    noise_A, noise_b = draw_noise(mech, domain, random_state)
+    A_hat, b_hat = add_noise(
+        A, b, noise_A, noise_b, linear_weight=c, granularity=lattice_granularity(mech)
+    )
+    std = release_noise_std(mech)
+    return NoisyRelease(A_hat, b_hat, sens, c, std, std / c)

@@ -5,7 +5,9 @@ import math
 import numpy as np
 from scipy import linalg
 
-__all__ = ["DEFAULT_RIDGE_FACTOR", "solve_noisy_quadratic"]
+from skdp._fm.sensitivity import default_coef_norm
+
+__all__ = ["DEFAULT_RIDGE_FACTOR", "solve_noisy_quadratic", "solve_release"]
 
 # Ridge added by solve_noisy_quadratic, in units of the expected spectral norm of
 # the noise matrix (2 sqrt(p) * noise std). Measured on the synthetic linear task
@@ -86,3 +88,23 @@ def solve_noisy_quadratic(
         raise ValueError(f"method must be 'ridge', 'trim' or 'none', got {method!r}.")
     V = evecs[:, keep]
     return -0.5 * (V @ ((V.T @ b) / evals[keep]))
+
+
+def solve_release(A, b, objective, domain, *, noise_std, noise_std_b, method="ridge"):
+    """``(coef, intercept)`` from a noisy release: the one solve of every FM fit.
+
+    Post-processes and solves with :func:`solve_noisy_quadratic` (the ridge
+    floor uses the data-free :func:`~skdp._fm.sensitivity.default_coef_norm`)
+    and maps the intercept column back: ``intercept = s * w[-1]``.
+    """
+    w = solve_noisy_quadratic(
+        A,
+        b,
+        noise_std=noise_std,
+        method=method,
+        noise_std_b=noise_std_b,
+        coef_norm=default_coef_norm(objective, domain),
+    )
+    if domain.fit_intercept:
+        return w[:-1], float(w[-1] * domain.intercept_scaling)
+    return w, 0.0

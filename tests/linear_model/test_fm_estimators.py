@@ -47,6 +47,8 @@ def _declared(est):
     kw = {"data_norm": 1.0}
     if isinstance(est, FMLinearRegression) or est is FMLinearRegression:
         kw["bounds_y"] = (-1, 1)
+    else:
+        kw["classes"] = (0, 1)
     return kw
 
 
@@ -225,6 +227,10 @@ def test_missing_bounds_warn(reg_data, clf_data):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         FMLinearRegression(epsilon=1.0, data_norm=1.0, bounds_y=(-1, 1)).fit(X, y)
+        FMLogisticRegression(epsilon=1.0, bounds_X=(-1, 1), classes=[0, 1]).fit(
+            *clf_data[:2]
+        )
+    with pytest.warns(PrivacyLeakWarning, match="classes"):
         FMLogisticRegression(epsilon=1.0, bounds_X=(-1, 1)).fit(*clf_data[:2])
 
 
