@@ -55,6 +55,8 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
             how the rows were split.
         """
         self._validate_params()
+        names = get_feature_names(X)
+        names = None if names is None else tuple(names.tolist())
         X, y = check_X_y(
             X,
             y,
@@ -63,8 +65,6 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
             ensure_min_samples=0,
         )
         domain = self._declared_domain(X.shape[1])
-        names = get_feature_names(X)
-        names = None if names is None else tuple(names.tolist())
         return compute_statistics(
             X,
             self._labels_for_statistics(y),
