@@ -8,11 +8,11 @@ Each piece is a named mixin, as scikit-learn shares ``_RidgeClassifierMixin``:
   the statistics fingerprint;
 - :class:`FMRegressorMixin` / :class:`FMClassifierMixin`: labels, prediction and
   tags of the two objectives;
-- :func:`atomic_fit`: the one implementation of "no partial model after any
-  failure" (a refused budget included).
+- :func:`~skdp.utils._atomic_fit.atomic_fit` (re-exported here): the one
+  implementation of "no partial model after any failure" (a refused budget
+  included), also used by the other DP estimators.
 """
 
-import functools
 import math
 import numbers
 
@@ -25,6 +25,7 @@ from skdp._fm.domain import DataDomain
 from skdp._fm.statistics import fingerprint_items
 from skdp.accounting import PrivacyBudget
 from skdp.utils import check_bounds
+from skdp.utils._atomic_fit import atomic_fit
 from skdp.utils._sklearn_compat import (
     RANDOM_STATE,
     Interval,
@@ -61,41 +62,6 @@ FM_PARAMETER_CONSTRAINTS = {
     "postprocessing": [StrOptions({"ridge", "trim", "none"})],
     "random_state": RANDOM_STATE,
 }
-
-
-def atomic_fit(method=None, *, restore=False):
-    """Decorate a fitting method so that a failure leaves no partial model.
-
-    On any exception (a :class:`~skdp.exceptions.BudgetExceededError` from
-    :func:`~skdp.accounting.track_budget` included) the estimator is left
-    unfitted: every fitted attribute (trailing underscore) and every private
-    attribute the call added is removed, so ``check_is_fitted`` raises
-    NotFittedError. With ``restore=True`` (``partial_fit``) the state from before
-    the call is restored instead: the model of the earlier releases stays, the
-    failed call leaves no trace.
-    """
-
-    def decorate(fit):
-        @functools.wraps(fit)
-        def wrapper(self, *args, **kwargs):
-            before = dict(vars(self))
-            try:
-                return fit(self, *args, **kwargs)
-            except BaseException:
-                if restore:
-                    vars(self).clear()
-                    vars(self).update(before)
-                else:
-                    params = self.get_params(deep=False)
-                    for name in list(vars(self)):
-                        fitted = name.endswith("_") or name not in before
-                        if fitted and not name.startswith("__") and name not in params:
-                            delattr(self, name)
-                raise
-
-        return wrapper
-
-    return decorate if method is None else decorate(method)
 
 
 class FMPrivacyMixin:

@@ -229,3 +229,19 @@ def test_statistics_carry_feature_names():
     assert list(est.feature_names_in_) == list("abcd")
     with pytest.raises(ValueError, match="feature_names"):
         stats + est.statistics(X, y)
+
+
+def test_refused_partial_fit_keeps_the_earlier_release():
+    X, y = _data("linear", n=80)
+    est = _estimator("linear", data_norm=1.0, epsilon=1.0, random_state=0)
+    with pytest.raises(NotFittedError):
+        with track_budget(epsilon=0.5), pytest.raises(BudgetExceededError):
+            est.partial_fit(X[:40], y[:40])
+        check_is_fitted(est)
+    est.partial_fit(X[:40], y[:40])
+    coef, state = est.coef_.copy(), est._stats
+    with track_budget(epsilon=0.5), pytest.raises(BudgetExceededError):
+        est.partial_fit(X[40:], y[40:])
+    np.testing.assert_array_equal(est.coef_, coef)
+    assert est._stats is state and est.n_samples_seen_ == 40
+    assert est.privacy_spent_ == PrivacyBudget(1.0)
