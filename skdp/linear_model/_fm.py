@@ -5,6 +5,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_X_y
 
 from skdp._fm import release, solve_release
+from skdp._fm.dask_statistics import dask_statistics, is_dask_collection
 from skdp._fm.estimator import (
     FM_PARAMETER_CONSTRAINTS,
     FMClassifierMixin,
@@ -32,6 +33,8 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
 
         Rows are validated and clipped to the **declared** domain. Works on an
         unfitted estimator (e.g. a clone sent to a worker) and sets no attribute.
+        A dask array or dataframe is reduced block by block on its cluster's
+        workers (see :meth:`fit`); only the statistics reach this process.
 
         Parameters
         ----------
@@ -55,6 +58,8 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
             how the rows were split.
         """
         self._validate_params()
+        if is_dask_collection(X) or is_dask_collection(y):
+            return dask_statistics(self, X, y)
         names = get_feature_names(X)
         names = None if names is None else tuple(names.tolist())
         X, y = check_X_y(
@@ -181,16 +186,29 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
         declared domain; undeclared parts are inferred from the data with a
         :class:`~skdp.exceptions.PrivacyLeakWarning`), one release, solve.
 
+        **Dask input.** A dask array or dataframe ``X`` (with a dask ``y``) is
+        never brought into this process: each block is validated, clipped to the
+        declared domain and reduced to its statistics on the workers, the
+        statistics are tree-summed there, and only the sums (``(p + 1)^2``
+        numbers) come back for the one release, where the spend is recorded. The
+        domain must then be declared (ValueError otherwise: inferring it per
+        block would leak it), and the model is bit for bit the one ``fit`` gives
+        on the same rows in memory (the sums are exact). Dask is the optional
+        extra ``skdp[dask]``; skdp imports it only when given a dask collection.
+
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        X : array-like or dask array/dataframe of shape (n_samples, n_features)
+        y : array-like or dask array/series of shape (n_samples,)
 
         Returns
         -------
         self
         """
         self._check_privacy_params()
+        if is_dask_collection(X) or is_dask_collection(y):
+            # reduced on the workers; only the statistics reach this process
+            return self.fit_statistics(dask_statistics(self, X, y))
         X, y = validate_data(
             self,
             X,
