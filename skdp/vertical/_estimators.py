@@ -41,7 +41,7 @@ class _VerticalFM(BaseEstimator):
         "party_epsilon": ["array-like", None],
         "pairwise_epsilon": ["array-like", None],
         "secure_backend": [StrOptions({"plaintext", "bfv"})],
-        "noise_generation": [StrOptions({"distributed", "dealer"})],
+        "noise_generation": [StrOptions({"threshold", "distributed", "dealer"})],
     }
 
     # the centralized estimators' domain, privacy-parameter and prediction logic
@@ -173,15 +173,23 @@ _PARAMS_DOC = """
         searches; no protection against a real adversary). ``"bfv"``: TenSEAL BFV
         homomorphic encryption (``pip install skdp[secure]``); see
         :class:`skdp.vertical._secure.BFVKeyHolder` for the threat model.
-    noise_generation : {"distributed", "dealer"}, default="distributed"
-        ``"distributed"``: the noise of a cross coefficient is the sum of one
-        share from each party of the pair (divisible discrete Laplace or
-        Gaussian), so no single party knows it; a single-party coefficient is
-        noised by its owner. ``"dealer"``: a noise dealer (neither the server nor
-        a party) draws the whole noise vector exactly as the centralized
-        estimator does and hands each piece to one party: with the same
-        ``random_state`` the release equals the centralized one; the dealer knows
-        all the noise and must not collude with the server.
+    noise_generation : {"threshold", "distributed", "dealer"}, default="threshold"
+        Who draws the noise. A single-party coefficient is always noised by its
+        owner. The noise of a cross coefficient is a sum of shares, one from
+        each party of the pair, that no one else sees
+        (:mod:`skdp.vertical._noise_shares`). ``"threshold"``: each share alone
+        is the full mechanism's noise, so a party that knows its own share (and
+        learns the noisy coefficient from the server) still faces the whole
+        mechanism; the cross coefficients carry twice the mechanism's noise
+        variance. ``"distributed"``: the two shares sum to the mechanism's noise
+        (divisible discrete Laplace or Gaussian): less noise, but a party that
+        colludes with the server sees its pair's cross coefficients with only
+        the other half. ``"dealer"``: a noise dealer (neither the server nor a
+        party) draws the whole noise vector exactly as the centralized estimator
+        does and hands each piece to one party: with the same ``random_state``
+        the release equals the centralized one; the dealer knows all the noise
+        and must not collude with the server, and a party knows the pieces it
+        was handed.
     random_state : None, int, RandomState or Generator, default=None"""
 
 _ATTRS_DOC = """
@@ -192,13 +200,21 @@ _ATTRS_DOC = """
         Guarantee for a whole record (top-down: ``(epsilon, delta)``; bottom-up:
         ``sum_k eps^k + sum_{k<l} eps^kl``).
     party_privacy_ : ndarray of shape (n_parties,)
-        The epsilon each party's own columns enjoy (a neighbour that changes only
-        that party's part of one record). Top-down:
+        The epsilon (at the release's delta) that party k's own columns (for
+        the label party: and the labels) enjoy, for a neighbour that changes
+        only that party's part of one record. Top-down:
         ``epsilon * Delta_k / Delta`` with ``Delta_k`` the sensitivity of the
         coefficients that involve party k's data (for the label party also every
         linear coefficient), recomputed for the declared domain (for Gaussian
         noise, the exact epsilon at the same sigma and delta). Bottom-up:
-        ``eps^(k)``.
+        ``eps^(k)``. It holds against outsiders (the model), the server (every
+        noisy coefficient) and any parties without the server; against parties
+        colluding with the server only with ``noise_generation="threshold"``,
+        and only as far as the backend holds: see ``privacy_threat_model_``.
+    privacy_threat_model_ : dict
+        ``{adversary: what holds}``: outsiders, the server, parties without the
+        server, parties with the server (and the dealer with the server), for
+        this fit's noise generation and backend.
     sensitivity_ : Sensitivity or None
         Of the whole release (top-down).
     noise_std_ : float
@@ -237,9 +253,19 @@ _NOTES_DOC = """
 
     **Threat model.** Honest-but-curious server and parties; the server holds
     the only decryption key; it never sees an input ciphertext, a raw column, the
-    labels or a noise-free cross sum. See the backends for collusions. Under a
-    row-norm bound each party clips its block to ``data_norm sqrt(d_k/d)`` (no
-    party sees a whole row); rows inside these balls are unchanged."""
+    labels or a noise-free cross sum. Against parties colluding with the server
+    (who see the noisy coefficients minus their own noise shares), the default
+    ``noise_generation="threshold"`` keeps ``party_privacy_[k]`` for every party
+    k outside the coalition: every coefficient involving party k carries a
+    share from party k that alone is the mechanism's noise, and the rest is
+    post-processing. With ``"distributed"`` shares that guarantee is lost for
+    the coalition's own pairs; with ``"dealer"`` for the pieces of noise the
+    coalition was handed. With ``secure_backend="bfv"`` the server's key also
+    decrypts what a colluding party evaluated (the columns of lower-indexed
+    parties, the labels). See ``privacy_threat_model_`` and the user guide.
+    Under a row-norm bound each party clips its block to
+    ``data_norm sqrt(d_k/d)`` (no party sees a whole row); rows inside these
+    balls are unchanged."""
 
 
 class VerticalFMRegressor(RegressorMixin, _VerticalFM):
@@ -305,7 +331,7 @@ class VerticalFMRegressor(RegressorMixin, _VerticalFM):
         party_epsilon=None,
         pairwise_epsilon=None,
         secure_backend="plaintext",
-        noise_generation="distributed",
+        noise_generation="threshold",
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -400,7 +426,7 @@ class VerticalFMClassifier(ClassifierMixin, _VerticalFM):
         party_epsilon=None,
         pairwise_epsilon=None,
         secure_backend="plaintext",
-        noise_generation="distributed",
+        noise_generation="threshold",
         random_state=None,
     ):
         self.epsilon = epsilon
