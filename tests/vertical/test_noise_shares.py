@@ -145,3 +145,58 @@ def test_audit_of_a_colluding_partys_view_stays_within_epsilon():
         _colluder_view("distributed", mech), 0.0, sens, n_samples=100_000
     )
     assert weak.epsilon_lower_bound > eps
+
+
+def test_audit_of_a_colluders_view_with_a_fitted_plan():
+    # K = 2 parties with one column each in [-1, 1]: the cross coefficient
+    # kappa sum_i x_i0 x_i1 moves by at most 2 kappa when party 0's part of one
+    # record changes. Party 1 colluding with the server sees it with party 0's
+    # threshold share only; the audit of that view stays within party 0's
+    # stated epsilon (and within the coordinate's own 2 kappa / b).
+    from skdp.vertical import VerticalFMRegressor
+
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(-1, 1, (50, 2)), rng.uniform(-1, 1, 50)
+    est = VerticalFMRegressor(
+        epsilon=1.0,
+        bounds_X=(-1, 1),
+        bounds_y=(-1, 1),
+        linear_weight=0.5,
+        partition=[[0], [1]],
+        random_state=0,
+    ).fit(X, y)
+    from skdp.vertical._plan import make_plan
+
+    plan = make_plan(
+        objective="squared",
+        domain=_domain_of(est),
+        partition=est.partition_,
+        label_party=0,
+        epsilon=1.0,
+        delta=0.0,
+        mechanism="laplace",
+        linear_weight=0.5,
+        budgets=None,
+    )
+    mech = plan.groups[("pair", 0, 1)].mechanism
+    from skdp.linear_model._functional_mechanism import objective_constants
+
+    kappa, _ = objective_constants("squared")
+    view = _colluder_view("threshold", mech)
+    result = audit_mechanism(view, 0.0, 2 * kappa, n_samples=100_000, random_state=1)
+    assert result.epsilon_lower_bound <= est.party_privacy_[0]
+    assert result.epsilon_lower_bound <= 2 * kappa / mech.scale
+    assert result.epsilon_lower_bound > 0.5 * 2 * kappa / mech.scale
+
+
+def _domain_of(est):
+    from skdp.linear_model._functional_mechanism import DataDomain
+
+    return DataDomain(
+        n_features=est.n_features_in_,
+        lower=est.bounds_[0],
+        upper=est.bounds_[1],
+        y_bounds=est.bounds_y_,
+        fit_intercept=True,
+        intercept_scaling=est.intercept_scaling_,
+    )
