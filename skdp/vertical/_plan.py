@@ -11,11 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from skdp.linear_model._functional_mechanism import (
+from skdp._fm import (
     DataDomain,
     Sensitivity,
     balanced_linear_weight,
-    default_coef_norm,
     make_mechanism,
     n_released,
     objective_constants,
@@ -391,9 +390,6 @@ class Plan:
     @property
     def _gs(self):
         return list(self.groups.values())
-
-    def coef_norm(self):
-        return default_coef_norm(self.objective, self.domain)
 
     def spend(self):
         """``(epsilon, delta)`` of the whole record."""

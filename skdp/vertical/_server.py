@@ -11,11 +11,7 @@ party.
 
 import numpy as np
 
-from skdp.linear_model._functional_mechanism import (
-    objective_constants,
-    solve_noisy_quadratic,
-    symmetric_from_triu,
-)
+from skdp._fm import objective_constants, solve_release, symmetric_from_triu
 from skdp.vertical._messages import DEALER, SERVER, Role, party_name
 from skdp.vertical._plan import (
     assemble_domain,
@@ -366,20 +362,17 @@ class ServerRole(Role):
         A_hat = symmetric_from_triu(self._upper, plan.n_coef)
         b_hat = self._lin / c
         noise_std, noise_std_b = plan.noise_std(self.noise_generation)
-        # the centralized estimator's post-processing, with the same arguments
-        w = solve_noisy_quadratic(
+        # the centralized estimator's post-processing and solve
+        domain = plan.domain
+        coef, intercept = solve_release(
             A_hat,
             b_hat,
+            self.objective,
+            domain,
             noise_std=noise_std,
-            method=self.postprocessing,
             noise_std_b=noise_std_b / c,
-            coef_norm=plan.coef_norm(),
+            method=self.postprocessing,
         )
-        domain = plan.domain
-        if self.fit_intercept:
-            coef, intercept = w[:-1], float(w[-1] * domain.intercept_scaling)
-        else:
-            coef, intercept = w, 0.0
         sens = plan.sensitivity
         model = {
             "coef": np.asarray(coef, dtype=np.float64),

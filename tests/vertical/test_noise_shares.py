@@ -179,7 +179,7 @@ def test_audit_of_a_colluders_view_with_a_fitted_plan():
         budgets=None,
     )
     mech = plan.groups[("pair", 0, 1)].mechanism
-    from skdp.linear_model._functional_mechanism import objective_constants
+    from skdp._fm import objective_constants
 
     kappa, _ = objective_constants("squared")
     view = _colluder_view("threshold", mech)
@@ -190,7 +190,7 @@ def test_audit_of_a_colluders_view_with_a_fitted_plan():
 
 
 def _domain_of(est):
-    from skdp.linear_model._functional_mechanism import DataDomain
+    from skdp._fm import DataDomain
 
     return DataDomain(
         n_features=est.n_features_in_,

@@ -6,8 +6,8 @@ import json
 import numpy as np
 import pytest
 
+from skdp._fm import objective_constants
 from skdp.datasets import make_private_regression
-from skdp.linear_model._functional_mechanism import objective_constants
 from skdp.utils import check_random_state
 from skdp.vertical import ProtocolError, VerticalFMRegressor
 from skdp.vertical._dealer import DealerRole
@@ -243,7 +243,7 @@ def test_the_secret_key_lives_only_in_the_server_role():
 
 
 def _run_params(parts, *, backend, noise):
-    from skdp.linear_model._functional_mechanism import DataDomain
+    from skdp._fm import DataDomain
 
     d = sum(len(c) for c in parts)
     domain = DataDomain(
