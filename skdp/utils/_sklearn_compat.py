@@ -19,7 +19,7 @@ from sklearn.utils._param_validation import (
     validate_params,
 )
 from sklearn.utils._set_output import ADAPTERS_MANAGER, _get_output_config
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import _get_feature_names, validate_data
 
 __all__ = [
     "RANDOM_STATE",
@@ -30,6 +30,7 @@ __all__ = [
     "Real",
     "StrOptions",
     "fit_context",
+    "get_feature_names",
     "validate_data",
     "validate_params",
     "wrap_transform_output",
@@ -56,3 +57,8 @@ def wrap_transform_output(estimator, output, original_input):
     return ADAPTERS_MANAGER.adapters[container].create_container(
         output, original_input, columns=estimator.get_feature_names_out
     )
+
+
+def get_feature_names(X):
+    """Column names of ``X`` as an object array, or None (scikit-learn's rule)."""
+    return _get_feature_names(X)
