@@ -78,6 +78,8 @@ def _weighted_logreg(**params):
 def test_cross_validate_routes_sample_weight_to_the_estimator_and_objective(routing):
     X, y, w = make_data(seed=2)
     est = RRInfluenceEstimator(_weighted_logreg(), attributes={"g": 2})
+    # explicit: scikit-learn < 1.7 routes weights to score only on request
+    est.set_score_request(sample_weight=True)
     out = cross_validate(
         est,
         X,
@@ -104,9 +106,9 @@ def test_cross_validate_routes_sample_weight_to_the_estimator_and_objective(rout
 
 def test_grid_search_routes_sample_weight(routing):
     X, y, w = make_data(seed=3)
-    search = GridSearchCV(
-        RRInfluenceEstimator(_weighted_logreg()), {"estimator__C": [0.05, 1.0]}, cv=3
-    )
+    est = RRInfluenceEstimator(_weighted_logreg())
+    est.set_score_request(sample_weight=True)  # explicit for scikit-learn < 1.7
+    search = GridSearchCV(est, {"estimator__C": [0.05, 1.0]}, cv=3)
     search.fit(X, y, sample_weight=w)
     C = search.best_params_["estimator__C"]
     want = LogisticRegression(C=C).fit(X, y, sample_weight=w)
