@@ -92,23 +92,32 @@ def _exponents(objective, domain, n_targets):
     return np.array([math.frexp(m)[1] if m > 0 else 0 for m in bounds], np.int64)
 
 
-def _limb_gram(Z, exponents):
-    """Base-2^18 digits of the exact ``Z^T Z`` (in grid units) of one chunk."""
+def _limb_gram(Z, scale, L):
+    """Base-2^18 digits of the exact ``Z^T Z`` (in grid units) of one chunk.
+
+    ``Z`` is overwritten; ``L`` is a work buffer of shape ``(rows, 3 q)``.
+    """
+    r, q = Z.shape
     # multiplying by a power of two is exact (and faster than ldexp)
-    m = np.rint(Z * np.ldexp(1.0, 53 - exponents))
+    m = np.multiply(Z, scale, out=Z)
+    np.rint(m, out=m)
     np.clip(m, -(2.0**53), 2.0**53, out=m)  # a norm clip may overshoot by an ulp
-    t = np.floor(m * 2.0**-_LIMB)
-    a0 = m - t * 2.0**_LIMB
-    a2 = np.floor(t * 2.0**-_LIMB)
-    a1 = t - a2 * 2.0**_LIMB
-    L = np.hstack([a0, a1, a2])
+    L = L[:r]
+    a0, a1, a2 = L[:, :q], L[:, q : 2 * q], L[:, 2 * q :]
+    np.multiply(m, 2.0**-_LIMB, out=a1)
+    np.floor(a1, out=a1)  # t = floor(m / 2^18), held in a1 for now
+    np.multiply(a1, 2.0**_LIMB, out=a0)
+    np.subtract(m, a0, out=a0)  # a0 = m - 2^18 t in [0, 2^18)
+    np.multiply(a1, 2.0**-_LIMB, out=a2)
+    np.floor(a2, out=a2)  # a2 = floor(t / 2^18)
+    np.multiply(a2, 2.0**_LIMB, out=m)
+    np.subtract(a1, m, out=a1)  # a1 = t - 2^18 a2 in [0, 2^18)
     G = (L.T @ L).astype(np.int64)  # exact: integer partial sums below 2^53
-    q = Z.shape[1]
     levels = np.zeros((_LEVELS, q, q), np.int64)
     for a in range(_N_LIMBS):
         for b in range(_N_LIMBS):
             levels[a + b] += G[a * q : (a + 1) * q, b * q : (b + 1) * q]
-    return _carry(levels)
+    return levels
 
 
 def _carry(levels):
@@ -333,7 +342,11 @@ def compute_statistics(X, y, objective, domain, *, items=None, extra=None):
     exponents = _exponents(objective, domain, n_targets)
     q = exponents.size
     levels = np.zeros((_LEVELS, q, q), np.int64)
-    rows = max(1, min(_MAX_ROWS, _CHUNK_BYTES // (8 * _N_LIMBS * q)))
+    rows = max(1, min(_MAX_ROWS, n, _CHUNK_BYTES // (8 * _N_LIMBS * q)))
+    scale = np.ldexp(1.0, 53 - exponents)
+    Z = np.empty((rows, q))
+    L = np.empty((rows, _N_LIMBS * q))
+    p = domain.n_coef
     # one BLAS thread (as sklearn's KMeans does): tall-skinny Gram products gain
     # little from threads, and oversubscribed OpenBLAS threads spin
     with threadpool_limits(limits=1, user_api="blas"):
@@ -341,11 +354,13 @@ def compute_statistics(X, y, objective, domain, *, items=None, extra=None):
             Xc, yc = clip_to_domain(
                 X[start : start + rows], y[start : start + rows], objective, domain
             )
-            cols = [Xc]
+            r = Xc.shape[0]
+            Zc = Z[:r]
+            Zc[:, :d] = Xc
             if domain.fit_intercept:
-                cols.append(np.full((Xc.shape[0], 1), domain.intercept_scaling))
-            cols.append(beta(yc).reshape(Xc.shape[0], n_targets))
-            levels = _carry(levels + _limb_gram(np.hstack(cols), exponents))
+                Zc[:, d] = domain.intercept_scaling
+            Zc[:, p:] = beta(yc).reshape(r, n_targets)
+            levels = _carry(levels + _limb_gram(Zc, scale, L))
     if items is None:
         items = fingerprint_items(objective, domain)
     return FMStatistics(
