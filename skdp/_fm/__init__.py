@@ -93,6 +93,7 @@ from skdp._fm.sensitivity import (
     default_coef_norm,
     max_l2_in_domain,
     n_released,
+    prior_eigenvalue,
     sensitivity,
 )
 from skdp._fm.solve import DEFAULT_RIDGE_FACTOR, solve_noisy_quadratic, solve_release
@@ -125,6 +126,7 @@ __all__ = [
     "max_l2_in_domain",
     "n_released",
     "objective_constants",
+    "prior_eigenvalue",
     "release",
     "release_noise_std",
     "resolve_linear_weight",

@@ -149,6 +149,7 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
             domain,
             noise_std=noisy.noise_std,
             noise_std_b=noisy.noise_std_b,
+            n=stats.n,
             method=self.postprocessing,
         )
         self._set_domain_attributes(domain)

@@ -343,6 +343,7 @@ class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
             domain,
             noise_std=noise_std,
             noise_std_b=noise_std_b / c,
+            n=X.shape[0],
             method=self.postprocessing,
         )
         self.partition_ = [cols.copy() for cols in partition]
