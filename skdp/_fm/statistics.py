@@ -92,14 +92,18 @@ def _exponents(objective, domain, n_targets):
     return np.array([math.frexp(m)[1] if m > 0 else 0 for m in bounds], np.int64)
 
 
-def _limb_gram(Z, scale, L):
+def _limb_gram(Z, scale, exponents, L):
     """Base-2^18 digits of the exact ``Z^T Z`` (in grid units) of one chunk.
 
     ``Z`` is overwritten; ``L`` is a work buffer of shape ``(rows, 3 q)``.
     """
     r, q = Z.shape
-    # multiplying by a power of two is exact (and faster than ldexp)
-    m = np.multiply(Z, scale, out=Z)
+    # multiplying by a power of two is exact (and faster than ldexp); a bound
+    # below 2^-970 would need a scale beyond float64's range
+    if np.all(np.isfinite(scale)):
+        m = np.multiply(Z, scale, out=Z)
+    else:
+        m = np.ldexp(Z, 53 - exponents, out=Z)
     np.rint(m, out=m)
     np.clip(m, -(2.0**53), 2.0**53, out=m)  # a norm clip may overshoot by an ulp
     L = L[:r]
@@ -223,14 +227,19 @@ class FMStatistics:
     (100, (4, 4))
     """
 
-    def __init__(self, levels, exponents, n, *, n_coef, kappa, items, extra=None):
+    def __init__(self, levels, exponents, n, *, n_coef, kappa, items):
         self._levels = levels
         self._exponents = exponents
         self._n = int(n)
         self._n_coef = int(n_coef)
         self._kappa = float(kappa)
         self._items = tuple(items)
-        self._extra = dict(extra or {})
+        self._float_gram = None  # the rounded exact sums, computed once
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_float_gram"] = None
+        return state
 
     # ------------------------------------------------------------------ values
     @property
@@ -250,7 +259,9 @@ class FMStatistics:
         return hashlib.sha256(repr(self._items).encode()).hexdigest()[:16]
 
     def _gram(self):
-        return _exact_to_float(self._levels, self._exponents)
+        if self._float_gram is None:
+            self._float_gram = _exact_to_float(self._levels, self._exponents)
+        return self._float_gram.copy()
 
     @property
     def A(self):
@@ -291,7 +302,6 @@ class FMStatistics:
             n_coef=self._n_coef,
             kappa=self._kappa,
             items=self._items,
-            extra=self._extra,
         )
 
     def __radd__(self, other):
@@ -318,7 +328,7 @@ class FMStatistics:
         )
 
 
-def compute_statistics(X, y, objective, domain, *, items=None, extra=None):
+def compute_statistics(X, y, objective, domain, *, items=None):
     """:class:`FMStatistics` of rows ``(X, y)``, clipped to ``domain`` first.
 
     Parameters
@@ -331,8 +341,6 @@ def compute_statistics(X, y, objective, domain, *, items=None, extra=None):
     domain : DataDomain
     items : tuple or None
         The fingerprint items (default :func:`fingerprint_items` of the domain).
-    extra : dict or None
-        Carried along unchanged (e.g. feature names).
     """
     kappa, beta = objective_constants(objective)
     X = np.asarray(X)
@@ -343,7 +351,8 @@ def compute_statistics(X, y, objective, domain, *, items=None, extra=None):
     q = exponents.size
     levels = np.zeros((_LEVELS, q, q), np.int64)
     rows = max(1, min(_MAX_ROWS, n, _CHUNK_BYTES // (8 * _N_LIMBS * q)))
-    scale = np.ldexp(1.0, 53 - exponents)
+    with np.errstate(over="ignore"):  # inf: _limb_gram then uses ldexp
+        scale = np.ldexp(1.0, 53 - exponents)
     Z = np.empty((rows, q))
     L = np.empty((rows, _N_LIMBS * q))
     p = domain.n_coef
@@ -360,7 +369,7 @@ def compute_statistics(X, y, objective, domain, *, items=None, extra=None):
             if domain.fit_intercept:
                 Zc[:, d] = domain.intercept_scaling
             Zc[:, p:] = beta(yc).reshape(r, n_targets)
-            levels = _carry(levels + _limb_gram(Zc, scale, L))
+            levels = _carry(levels + _limb_gram(Zc, scale, exponents, L))
     if items is None:
         items = fingerprint_items(objective, domain)
     return FMStatistics(
@@ -370,7 +379,6 @@ def compute_statistics(X, y, objective, domain, *, items=None, extra=None):
         n_coef=domain.n_coef,
         kappa=kappa,
         items=items,
-        extra=extra,
     )
 
 
