@@ -281,11 +281,6 @@ class FMStatistics:
                 f"can only merge FMStatistics with FMStatistics, got "
                 f"{type(other).__name__}."
             )
-        if self._levels.shape != other._levels.shape:
-            raise ValueError(
-                "Cannot merge FMStatistics with different numbers of targets "
-                f"(b of shape {self.b.shape} vs {other.b.shape})."
-            )
         if self._items != other._items:
             mine, theirs = dict(self._items), dict(other._items)
             diff = [
@@ -296,6 +291,11 @@ class FMStatistics:
             raise ValueError(
                 "Cannot merge FMStatistics of different objectives or declared "
                 "domains: " + ", ".join(diff) + " differ."
+            )
+        if self._levels.shape != other._levels.shape:
+            raise ValueError(
+                "Cannot merge FMStatistics with different numbers of targets "
+                f"(b of shape {self.b.shape} vs {other.b.shape})."
             )
 
     def __add__(self, other):
