@@ -154,6 +154,7 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
             domain,
             noise_std=noisy.noise_std,
             noise_std_b=noisy.noise_std_b,
+            n=stats.n,
             method=self.postprocessing,
         )
         self._set_domain_attributes(domain)
@@ -502,7 +503,8 @@ class FMLogisticRegression(FMClassifierMixin, _BaseFM):
     >>> from skdp.linear_model import FMLogisticRegression
     >>> from skdp.datasets import make_private_classification
     >>> X, y, _ = make_private_classification(5000, 4, random_state=0)
-    >>> clf = FMLogisticRegression(epsilon=1.0, data_norm=1.0, random_state=0)
+    >>> clf = FMLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1],
+    ...                            random_state=0)
     >>> clf.fit(X, y).predict_proba(X[:2]).shape
     (2, 2)
     """

@@ -20,6 +20,7 @@ from skdp.preprocessing._label_analysis import (
     label_flip_probability,
 )
 from skdp.utils import check_epsilon, check_random_state
+from skdp.utils._atomic_fit import atomic_fit
 from skdp.utils._sklearn_compat import (
     RANDOM_STATE,
     Interval,
@@ -210,6 +211,7 @@ class ExponentialLabelRelease(BaseEstimator):
         self._fit(X, y)
         return self
 
+    @atomic_fit
     def fit_resample(self, X, y):
         """Release the labels.
 

@@ -30,6 +30,7 @@ from skdp.preprocessing._categorical import (
     unique_values,
 )
 from skdp.utils import check_epsilon, check_random_state
+from skdp.utils._atomic_fit import atomic_fit
 from skdp.utils._sklearn_compat import (
     RANDOM_STATE,
     Interval,
@@ -281,6 +282,7 @@ class RandomizedResponse(
         )
         return out
 
+    @atomic_fit
     def fit_resample(self, X, y):
         """Randomize the labels (and the selected columns) in one release.
 

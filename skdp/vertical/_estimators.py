@@ -346,6 +346,11 @@ class VerticalFMClassifier(FMClassifierMixin, _VerticalFM):
 
     Parameters
     ----------{_PARAMS_DOC}
+    classes : array-like of shape (2,) or None, default=None
+        The two labels (held by the label party); ``classes[1]`` is the
+        positive class. Declared classes make the fit independent of which
+        labels occur (a fit where only one occurs still gives a model). None
+        takes them from the data with a PrivacyLeakWarning.
 
     Attributes
     ----------{_ATTRS_DOC}
@@ -366,10 +371,15 @@ class VerticalFMClassifier(FMClassifierMixin, _VerticalFM):
     >>> X, y, _, parts = make_private_classification(
     ...     4000, 6, n_parties=3, random_state=0)
     >>> clf = VerticalFMClassifier(epsilon=1.0, data_norm=1.0, partition=parts,
-    ...                            random_state=0).fit(X, y)
+    ...                            classes=[0, 1], random_state=0).fit(X, y)
     >>> clf.predict(X[:3]).shape
     (3,)
     """
+
+    _parameter_constraints = {
+        **_VerticalFM._parameter_constraints,
+        "classes": ["array-like", None],
+    }
 
     def __init__(
         self,
@@ -390,6 +400,7 @@ class VerticalFMClassifier(FMClassifierMixin, _VerticalFM):
         pairwise_epsilon=None,
         secure_backend="plaintext",
         noise_generation="threshold",
+        classes=None,
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -408,4 +419,5 @@ class VerticalFMClassifier(FMClassifierMixin, _VerticalFM):
         self.pairwise_epsilon = pairwise_epsilon
         self.secure_backend = secure_backend
         self.noise_generation = noise_generation
+        self.classes = classes
         self.random_state = random_state
