@@ -9,7 +9,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
-from skdp.accounting import PrivacyBudget, record_spend
+from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.linear_model._functional_mechanism import (
     DataDomain,
     add_noise,
@@ -41,7 +41,7 @@ __all__ = ["FMLinearRegression", "FMLogisticRegression"]
 _CHUNK_BYTES = 2**23
 
 
-class _BaseFM(BaseEstimator):
+class _BaseFM(BudgetTrackingMixin, BaseEstimator):
     """Shared fit / partial_fit / release logic; subclasses set the objective."""
 
     _objective = None
@@ -232,7 +232,9 @@ class _BaseFM(BaseEstimator):
             raise ValueError(f"Need at least 2 samples in total, got n_samples = {n}.")
         coef, intercept = self._release(A, b, rng)
         self.n_samples_seen_ = n
-        self.privacy_spent_ = record_spend(self._spend, type(self).__name__)
+        self.privacy_spent_ = record_spend(
+            self._spend, type(self).__name__, mechanism=self.mechanism
+        )
         self._store(coef, intercept)
         return self
 
@@ -307,7 +309,9 @@ class _BaseFM(BaseEstimator):
         else:
             self._stats = (self._stats[0] + A_c, self._stats[1] + b_c)
         coef, intercept = self._release(*self._stats, self._rng)
-        spend = record_spend(self._spend, type(self).__name__ + ".partial_fit")
+        spend = record_spend(
+            self._spend, f"{type(self).__name__}.partial_fit", mechanism=self.mechanism
+        )
         self.privacy_spent_ = self.privacy_spent_ + spend
         self.n_samples_seen_ += X.shape[0]
         self._store(coef, intercept)

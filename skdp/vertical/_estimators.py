@@ -8,7 +8,7 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
-from skdp.accounting import PrivacyBudget, record_spend
+from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.linear_model._fm import FMLinearRegression, FMLogisticRegression, _BaseFM
 from skdp.linear_model._functional_mechanism import (
     balanced_linear_weight,
@@ -118,7 +118,7 @@ def _gaussian_epsilon(sigma, delta, sens, epsilon_max):
     return hi
 
 
-class _VerticalFM(BaseEstimator):
+class _VerticalFM(BudgetTrackingMixin, BaseEstimator):
     """Shared fit logic; subclasses set the objective and the label handling."""
 
     _objective = None
@@ -372,7 +372,9 @@ class _VerticalFM(BaseEstimator):
         }
         self.transcript_ = transcript
         self.n_samples_seen_ = X.shape[0]
-        self.privacy_spent_ = record_spend(spend, type(self).__name__)
+        self.privacy_spent_ = record_spend(
+            spend, type(self).__name__, mechanism=self.mechanism
+        )
         self.coef_ = coef
         self.intercept_ = intercept
         return self
