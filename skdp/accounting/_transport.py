@@ -14,6 +14,7 @@ import secrets
 import socket
 import threading
 from dataclasses import dataclass, field
+from multiprocessing import AuthenticationError
 from multiprocessing.connection import Client, Listener
 
 from skdp.accounting._budget import PrivacyBudget
@@ -78,7 +79,7 @@ def _accept_loop(listener):
     while True:
         try:
             conn = listener.accept()
-        except OSError:  # includes a failed authentication: ignore that peer
+        except (OSError, AuthenticationError):  # a failed handshake: ignore the peer
             continue
         threading.Thread(
             target=_serve, args=(conn,), name="skdp-budget-ledger-conn", daemon=True
