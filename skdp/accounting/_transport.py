@@ -129,7 +129,7 @@ def after_fork_in_child():
         return {}
     address, authkey = parent_server
     return {
-        ledger_id: RemoteLedger(ledger_id, tuple(address), authkey)
+        ledger_id: RemoteLedger(ledger_id, tuple(address), authkey, pid=os.getppid())
         for ledger_id in parent_ledgers
     }
 
@@ -145,12 +145,26 @@ class RemoteLedger:
     authkey : bytes
     host : str
         Machine the ledger lives on, for the error message of an unreachable one.
+    pid : int
+        Process the ledger lives in: if it has ended, so has the block.
     """
 
     id: str
     address: tuple
     authkey: bytes = field(repr=False)
     host: str = field(default_factory=socket.gethostname)
+    pid: int = field(default_factory=os.getpid)
+
+    def _owner_is_gone(self):
+        if self.host != socket.gethostname():
+            return False
+        try:
+            os.kill(self.pid, 0)  # signal 0: existence check only
+        except ProcessLookupError:
+            return True
+        except OSError:  # exists, owned by someone else
+            return False
+        return False
 
     def _request(self, request):
         key = (tuple(self.address), os.getpid())
@@ -171,6 +185,9 @@ class RemoteLedger:
         except (OSError, EOFError) as exc:
             with _state_lock:
                 _connections.pop(key, None)
+            if self._owner_is_gone():
+                # e.g. a model pickled inside a block, loaded after that session
+                return {"status": "closed"}
             where = (
                 ""
                 if self.host == socket.gethostname()

@@ -222,13 +222,28 @@ def test_forked_child_records_in_the_parent(data):
 
 
 def test_unreachable_ledger_refuses_the_release():
-    dead = _transport.RemoteLedger("0" * 32, ("127.0.0.1", 9), b"k" * 32, "elsewhere")
+    # a live owner (this process) whose ledger cannot be reached: refuse
+    dead = _transport.RemoteLedger("0" * 32, ("127.0.0.1", 9), b"k" * 32)
     _tracking._adopt((dead,))
     try:
         with pytest.raises(LedgerUnreachableError, match="cannot be reached"):
             record_spend(PrivacyBudget(1.0), "x")
     finally:
         _tracking._inherited.pop(dead.id, None)
+
+
+def test_handle_of_an_ended_process_is_dropped():
+    # a model pickled inside a block and loaded after that process ended
+    child = multiprocessing.get_context("spawn").Process(target=int)
+    child.start()
+    child.join(60)
+    gone = _transport.RemoteLedger("1" * 32, ("127.0.0.1", 9), b"k" * 32, pid=child.pid)
+    _tracking._adopt((gone,))
+    try:
+        assert record_spend(PrivacyBudget(1.0), "x") == PrivacyBudget(1.0)
+        assert gone.id not in _tracking._inherited
+    finally:
+        _tracking._inherited.pop(gone.id, None)
 
 
 def test_a_handle_to_a_closed_block_is_dropped():
