@@ -35,6 +35,9 @@ class BudgetTracker:
         What each release was (same order as ``spends``).
     refusals : list of str
         Messages of the refused releases.
+    swallowed : list of str
+        Messages of the refusals made inside a scikit-learn model-selection
+        routine, which catches them (``error_score``): the block raises at its end.
     """
 
     def __init__(self, limit=None, accountant="basic", delta=0.0, strict=True):
@@ -49,6 +52,7 @@ class BudgetTracker:
         self.delta = float(delta)
         self.strict = bool(strict)
         self.refusals = []
+        self.swallowed = []
         self.id = secrets.token_hex(16)
         self._entries = {}  # token -> (source, budget, events); dicts keep order
         self._tokens = itertools.count()
@@ -147,6 +151,10 @@ class BudgetTracker:
             self._entries[token] = entry
             self._version += 1
             return token
+
+    def _mark_swallowed(self, message):
+        with self._lock:
+            self.swallowed.append(message)
 
     def _unrecord(self, token):
         """Take back a spend whose release another tracker refused."""

@@ -14,6 +14,7 @@ A release is recorded in the *active* ledgers of the code that makes it:
 import contextlib
 import contextvars
 import os
+import sys
 import threading
 
 from skdp.accounting import _transport
@@ -137,11 +138,13 @@ def track_budget(epsilon=None, delta=0.0, *, accountant="basic", strict=True):
         larger, so it is never looser than basic composition.
     strict : bool, default=True
         A refused release closes the tracker: every later release in the block is
-        refused too, and if the refusal was caught inside the block (for example
-        by ``GridSearchCV``, which turns a failed fit into an ``error_score`` of
-        NaN, or by the user's own ``except``) the block raises
-        ``BudgetExceededError`` when it ends. ``strict=False`` refuses only the
-        releases that would exceed the limit.
+        refused too (so a search's refit fails and the search raises). And a
+        refusal made inside a scikit-learn model-selection routine
+        (``GridSearchCV``, ``RandomizedSearchCV``, ``cross_validate``,
+        ``cross_val_score``...), which catches a failed fit into an
+        ``error_score`` of NaN, makes the block raise ``BudgetExceededError`` when
+        it ends, so NaN scores never pass for a result. ``strict=False`` refuses
+        only the releases that would exceed the limit.
 
     Yields
     ------
@@ -215,12 +218,12 @@ def track_budget(epsilon=None, delta=0.0, *, accountant="basic", strict=True):
             ) from exc
         raise
     else:
-        if tracker.refusals and tracker.strict:
+        if tracker.swallowed and tracker.strict:
             raise BudgetExceededError(
-                f"{len(tracker.refusals)} release(s) in this track_budget block were "
-                f"refused and the refusal was caught inside the block (e.g. by "
-                f"GridSearchCV's error_score), so results computed in it are "
-                f"incomplete: {tracker.refusals[0]}."
+                f"{len(tracker.swallowed)} release(s) in this track_budget block were "
+                "refused inside a scikit-learn model-selection routine, which turned "
+                "the refusal into an error_score (NaN): its results are incomplete. "
+                f"First refusal: {tracker.swallowed[0]}"
             )
     finally:
         _context.reset(token)
@@ -268,9 +271,28 @@ def record_spend(budget, source="skdp", *, mechanism=None):
             elif isinstance(ledger, _transport.RemoteLedger):
                 with _inherited_lock:  # that block has ended
                     _inherited.pop(ledger.id, None)
-    except BaseException:
+    except BaseException as exc:
         for ledger, token in recorded:
             with contextlib.suppress(BudgetExceededError):
                 ledger._unrecord(token)
+        if isinstance(exc, BudgetExceededError) and _under_model_selection():
+            for ledger in ledgers:
+                with contextlib.suppress(BudgetExceededError):
+                    ledger._mark_swallowed(str(exc))
         raise
     return budget
+
+
+def _under_model_selection():
+    """Whether a scikit-learn model-selection routine is on this thread's stack.
+
+    ``_fit_and_score`` (behind every search and ``cross_validate``) catches any
+    exception from ``fit`` and records ``error_score`` instead, so a refusal made
+    under it would otherwise pass silently.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_globals.get("__name__", "").startswith("sklearn.model_selection"):
+            return True
+        frame = frame.f_back
+    return False

@@ -108,6 +108,9 @@ def _handle(request):
     if request["op"] == "unrecord":
         ledger._unrecord(request["token"])
         return {"status": "ok", "token": None}
+    if request["op"] == "swallowed":
+        ledger._mark_swallowed(request["message"])
+        return {"status": "ok", "token": None}
     budget = PrivacyBudget(*request["budget"])
     events = events_from_wire(request["events"])
     try:
@@ -223,3 +226,6 @@ class RemoteLedger:
 
     def _unrecord(self, token):
         self._request({"op": "unrecord", "ledger": self.id, "token": token})
+
+    def _mark_swallowed(self, message):
+        self._request({"op": "swallowed", "ledger": self.id, "message": message})

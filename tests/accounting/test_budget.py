@@ -55,15 +55,15 @@ def test_tracker_records_and_limits():
     assert len(acc.refusals) == 1
 
 
-def test_strict_refusal_closes_the_tracker_and_the_block_raises():
-    with pytest.raises(BudgetExceededError, match="caught inside the block"):
-        with track_budget(epsilon=1.0) as acc:
-            record_spend(PrivacyBudget(0.9), "a")
-            with pytest.raises(BudgetExceededError, match="limit"):
-                record_spend(PrivacyBudget(0.2), "b")
-            with pytest.raises(BudgetExceededError, match="already refused"):
-                record_spend(PrivacyBudget(0.05), "c")  # would fit, still refused
+def test_strict_refusal_closes_the_tracker():
+    with track_budget(epsilon=1.0) as acc:
+        record_spend(PrivacyBudget(0.9), "a")
+        with pytest.raises(BudgetExceededError, match="limit"):
+            record_spend(PrivacyBudget(0.2), "b")
+        with pytest.raises(BudgetExceededError, match="already refused"):
+            record_spend(PrivacyBudget(0.05), "c")  # would fit, still refused
     assert [s for s, _ in acc.spends] == ["a"]
+    assert acc.swallowed == []  # the user caught it: the block ends normally
 
 
 def test_refusal_then_other_error_is_reported_as_budget_error():
@@ -77,11 +77,10 @@ def test_refusal_then_other_error_is_reported_as_budget_error():
 
 def test_nested_trackers_and_no_tracking_outside():
     with track_budget() as outer:
-        with pytest.raises(BudgetExceededError, match="caught inside"):
-            with track_budget(epsilon=0.5) as inner:
-                record_spend(PrivacyBudget(0.3), "x")
-                with pytest.raises(BudgetExceededError):
-                    record_spend(PrivacyBudget(0.3), "y")
+        with track_budget(epsilon=0.5) as inner:
+            record_spend(PrivacyBudget(0.3), "x")
+            with pytest.raises(BudgetExceededError):
+                record_spend(PrivacyBudget(0.3), "y")
         record_spend(PrivacyBudget(0.3), "z")
     # the refused spend is recorded nowhere
     assert [s for s, _ in outer.spends] == ["x", "z"]
@@ -91,8 +90,8 @@ def test_nested_trackers_and_no_tracking_outside():
 
 
 def test_delta_limit():
-    with pytest.raises(BudgetExceededError, match="delta=1e-05"):
-        with track_budget(epsilon=10.0, delta=1e-6):
+    with track_budget(epsilon=10.0, delta=1e-6):
+        with pytest.raises(BudgetExceededError, match="delta=1e-05"):
             record_spend(PrivacyBudget(0.1, 1e-5), "g")
 
 

@@ -168,6 +168,19 @@ def test_cap_without_refit_fails_when_the_block_ends(data):
     assert acc.total.epsilon <= 2.0
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_cross_validate_refusal_fails_when_the_block_ends(data, n_jobs):
+    X, y = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FitFailedWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        with pytest.raises(BudgetExceededError, match="error_score"):
+            with track_budget(1.0) as acc:
+                result = cross_validate(fm(epsilon=0.5), X, y, cv=3, n_jobs=n_jobs)
+    assert np.isnan(result["test_score"]).sum() == 1
+    assert len(acc.spends) == 2 and len(acc.swallowed) == 1
+
+
 def test_pickled_estimator_is_recorded_once_in_the_same_process(data):
     X, y = data
     with track_budget() as acc:
