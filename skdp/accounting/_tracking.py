@@ -255,6 +255,21 @@ def record_spend(budget, source="skdp", *, mechanism=None):
     -------
     budget : PrivacyBudget
         The argument, so that ``self.privacy_spent_ = record_spend(...)`` reads well.
+
+    Raises
+    ------
+    BudgetExceededError
+        If an active tracker's limit would be exceeded (nothing is recorded), or
+        its tracker already refused a release (``strict=True``).
+
+    Examples
+    --------
+    >>> from skdp.accounting import PrivacyBudget, record_spend, track_budget
+    >>> with track_budget(accountant="pld", delta=1e-5) as acc:
+    ...     for _ in range(10):
+    ...         _ = record_spend(PrivacyBudget(1.0, 1e-5), "fit", mechanism="gaussian")
+    >>> acc.basic_total.epsilon, round(acc.total.epsilon, 2)
+    (10.0, 3.62)
     """
     if not isinstance(budget, PrivacyBudget):
         raise TypeError(f"budget must be a PrivacyBudget, got {type(budget).__name__}.")
