@@ -69,7 +69,7 @@ def fit_in_thread(X, y):
     return fm(epsilon=0.25).fit(X, y)
 
 
-@pytest.mark.parametrize("backend", ["loky", "threading"])
+@pytest.mark.parametrize("backend", ["loky", "threading", "multiprocessing"])
 @pytest.mark.parametrize("n_jobs", [1, 2, -1])
 def test_grid_search_records_every_fit(data, backend, n_jobs):
     X, y = data
