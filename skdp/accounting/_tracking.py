@@ -176,8 +176,9 @@ def track_budget(epsilon=None, delta=0.0, *, accountant="basic", strict=True):
     builds its own estimator rather than receiving one), other machines (a dask
     worker on another host raises ``LedgerUnreachableError`` and releases
     nothing), an estimator pickled before the block was opened, and spends made
-    after the block ended. skdp warns (``PrivacyLeakWarning``) when a forked child
-    cannot reach its parent's tracker.
+    after the block ended. Whenever a process holds a handle to a block it cannot
+    reach (a worker, a forked child), its release is refused with
+    ``LedgerUnreachableError`` rather than made unrecorded.
 
     Examples
     --------
