@@ -3,6 +3,7 @@ vertically partitioned parties (seed: vertical-functional-mechanism.txt)."""
 
 import numbers
 
+import numpy as np
 from sklearn.base import BaseEstimator
 
 from skdp._fm.estimator import (
@@ -13,7 +14,7 @@ from skdp._fm.estimator import (
     FMRegressorMixin,
     atomic_fit,
 )
-from skdp.accounting import PrivacyBudget, record_spend
+from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.utils import check_random_state
 from skdp.utils._sklearn_compat import Interval, StrOptions, fit_context, validate_data
 from skdp.vertical import _protocol
@@ -24,7 +25,7 @@ from skdp.vertical._secure import require_backend
 __all__ = ["VerticalFMClassifier", "VerticalFMRegressor"]
 
 
-class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
+class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator):
     """Shared fit logic; subclasses set the objective and the label handling."""
 
     # tests switch this on to inspect what every message carried
@@ -79,7 +80,7 @@ class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
             feature_names=getattr(self, "feature_names_in_", None),
         )
         label_party = check_label_party(self.label_party, len(partition))
-        check_public_parameters(
+        budgets = check_public_parameters(
             budget=self.budget,
             mechanism=self.mechanism,
             noise_generation=self.noise_generation,
@@ -89,6 +90,14 @@ class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
         )
         y = self._prepare_y(y, first_call=True)
         domain = self._build_domain(X, y)
+        # the spend depends only on public parameters: recorded (and checked
+        # against any track_budget cap) before a single coefficient is released
+        if budgets is None:
+            spend = self._spend
+        else:
+            local, pairs = budgets
+            spend = PrivacyBudget(float(local.sum() + np.triu(pairs, 1).sum()))
+        spend = record_spend(spend, type(self).__name__, mechanism=self.mechanism)
         rng = check_random_state(self.random_state)
         # every role (parties, server, dealer) runs the federated protocol's code
         run = _protocol.run_in_process(
@@ -112,9 +121,9 @@ class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
             keep_payloads=self._keep_transcript_payloads,
         )
         model = run.model
-        spend = PrivacyBudget(model["privacy"]["epsilon"], model["privacy"]["delta"])
-        if self.budget == "top-down":
-            spend = self._spend
+        released = PrivacyBudget(model["privacy"]["epsilon"], model["privacy"]["delta"])
+        if budgets is not None and released != spend:  # pragma: no cover - a bug
+            raise RuntimeError(f"recorded {spend} but the server released {released}")
         self.partition_ = [cols.copy() for cols in partition]
         self.n_parties_ = len(partition)
         self.label_party_ = label_party
@@ -126,7 +135,7 @@ class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
         self.group_epsilon_ = run.group_epsilon
         self.transcript_ = run.transcript
         self.n_samples_seen_ = X.shape[0]
-        self.privacy_spent_ = record_spend(spend, type(self).__name__)
+        self.privacy_spent_ = spend
         self.coef_ = model["coef"]
         self.intercept_ = model["intercept"]
         return self
