@@ -79,7 +79,7 @@ def bench_bfv(n, d=20, K=4, objectives=("linear", "logistic")):
         if name not in objectives:
             continue
         X, y, _, parts = make(n, d, n_parties=K, random_state=0)
-        kw = {"bounds_y": (-1, 1)} if name == "linear" else {}
+        kw = {"bounds_y": (-1, 1)} if name == "linear" else {"classes": [0, 1]}
         est = cls(
             epsilon=1.0,
             data_norm=1.0,

@@ -15,14 +15,14 @@ from skdp._fm.estimator import (
     atomic_fit,
 )
 from skdp._fm.statistics import FMStatistics, compute_statistics
-from skdp.accounting import PrivacyBudget, record_spend
+from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.utils import check_random_state
 from skdp.utils._sklearn_compat import fit_context, get_feature_names, validate_data
 
 __all__ = ["FMLinearRegression", "FMLogisticRegression", "FMStatistics"]
 
 
-class _BaseFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
+class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator):
     """The three steps (statistics, release, solve) and their drivers."""
 
     _parameter_constraints = dict(FM_PARAMETER_CONSTRAINTS)
@@ -135,7 +135,7 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
         source = type(self).__name__ + (".partial_fit" if partial else "")
         # the spend depends only on the parameters: a refused one stops the
         # release before any noise is drawn
-        spend = record_spend(self._spend, source)
+        spend = record_spend(self._spend, source, mechanism=self.mechanism)
         noisy = release(
             stats.A,
             stats.b,
@@ -154,6 +154,7 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
             domain,
             noise_std=noisy.noise_std,
             noise_std_b=noisy.noise_std_b,
+            n=stats.n,
             method=self.postprocessing,
         )
         self._set_domain_attributes(domain)
@@ -502,7 +503,8 @@ class FMLogisticRegression(FMClassifierMixin, _BaseFM):
     >>> from skdp.linear_model import FMLogisticRegression
     >>> from skdp.datasets import make_private_classification
     >>> X, y, _ = make_private_classification(5000, 4, random_state=0)
-    >>> clf = FMLogisticRegression(epsilon=1.0, data_norm=1.0, random_state=0)
+    >>> clf = FMLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1],
+    ...                            random_state=0)
     >>> clf.fit(X, y).predict_proba(X[:2]).shape
     (2, 2)
     """

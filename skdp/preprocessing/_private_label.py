@@ -12,6 +12,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from skdp.accounting import BudgetTrackingMixin
 from skdp.preprocessing._categorical import CategoryCodec
 from skdp.utils._atomic_fit import atomic_fit
 from skdp.utils._sklearn_compat import HasMethods, fit_context
@@ -35,7 +36,9 @@ def _tags_of(obj):
         return get_tags(BaseEstimator())
 
 
-class PrivateLabelClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+class PrivateLabelClassifier(
+    MetaEstimatorMixin, ClassifierMixin, BudgetTrackingMixin, BaseEstimator
+):
     """Fit a classifier on labels released by a label-privacy sampler.
 
     ``fit(X, y)`` calls ``privatizer.fit_resample(X, y)`` on a clone of

@@ -15,7 +15,7 @@ from sklearn.utils.validation import (
     check_is_fitted,
 )
 
-from skdp.accounting import PrivacyBudget, record_spend
+from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.mechanisms import RandomizedResponseMechanism
 from skdp.preprocessing._categorical import (
     CategoryCodec,
@@ -30,6 +30,7 @@ from skdp.preprocessing._categorical import (
     unique_values,
 )
 from skdp.utils import check_epsilon, check_random_state
+from skdp.utils._atomic_fit import atomic_fit
 from skdp.utils._sklearn_compat import (
     RANDOM_STATE,
     Interval,
@@ -77,6 +78,7 @@ def _randomizes_features(estimator):
 class RandomizedResponse(
     OneToOneFeatureMixin,
     TransformerMixin,
+    BudgetTrackingMixin,
     BaseEstimator,
     # transform is conditional (see below); sklearn's automatic set_output wrapper
     # would make it unconditional, so set_output and the wrapping are done by hand
@@ -279,6 +281,7 @@ class RandomizedResponse(
         record_spend(
             PrivacyBudget(float(np.sum(self.epsilons_))),
             f"{type(self).__name__}.transform",
+            mechanism=self.mechanisms_,
         )
         return wrap_transform_output(self, out, X)
 
@@ -312,6 +315,7 @@ class RandomizedResponse(
         self._sklearn_output_config["transform"] = transform
         return self
 
+    @atomic_fit
     def fit_resample(self, X, y):
         """Randomize the labels (and the selected columns) in one release.
 
@@ -345,7 +349,11 @@ class RandomizedResponse(
         rng = check_random_state(self.random_state)
         X_out = self._randomize_columns(X_checked, rng) if self.columns_.size else X
         y_new = randomize_values(y_values, codec, self.label_mechanism_, rng, "y")
-        record_spend(self.privacy_spent_, f"{type(self).__name__}.fit_resample")
+        record_spend(
+            self.privacy_spent_,
+            f"{type(self).__name__}.fit_resample",
+            mechanism=[self.label_mechanism_, *self.mechanisms_],
+        )
         return X_out, as_output_labels(y, y_new)
 
     # ------------------------------------------------------------ estimation

@@ -3,6 +3,7 @@ vertically partitioned parties (Xu, Yuan & Wu 2021)."""
 
 import numbers
 
+import numpy as np
 from sklearn.base import BaseEstimator
 
 from skdp._fm.estimator import (
@@ -13,7 +14,7 @@ from skdp._fm.estimator import (
     FMRegressorMixin,
     atomic_fit,
 )
-from skdp.accounting import PrivacyBudget, record_spend
+from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.utils import check_random_state
 from skdp.utils._sklearn_compat import Interval, StrOptions, fit_context, validate_data
 from skdp.vertical import _protocol
@@ -24,7 +25,7 @@ from skdp.vertical._secure import require_backend
 __all__ = ["VerticalFMClassifier", "VerticalFMRegressor"]
 
 
-class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
+class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator):
     """Shared fit logic; subclasses set the objective and the label handling."""
 
     # tests switch this on to inspect what every message carried
@@ -79,7 +80,7 @@ class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
             feature_names=getattr(self, "feature_names_in_", None),
         )
         label_party = check_label_party(self.label_party, len(partition))
-        check_public_parameters(
+        budgets = check_public_parameters(
             budget=self.budget,
             mechanism=self.mechanism,
             noise_generation=self.noise_generation,
@@ -89,6 +90,14 @@ class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
         )
         y = self._prepare_y(y, first_call=True)
         domain = self._build_domain(X, y)
+        # the spend depends only on public parameters: recorded (and checked
+        # against any track_budget cap) before a single coefficient is released
+        if budgets is None:
+            spend = self._spend
+        else:
+            local, pairs = budgets
+            spend = PrivacyBudget(float(local.sum() + np.triu(pairs, 1).sum()))
+        spend = record_spend(spend, type(self).__name__, mechanism=self.mechanism)
         rng = check_random_state(self.random_state)
         # every role (parties, server, dealer) runs the federated protocol's code
         run = _protocol.run_in_process(
@@ -112,9 +121,9 @@ class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
             keep_payloads=self._keep_transcript_payloads,
         )
         model = run.model
-        spend = PrivacyBudget(model["privacy"]["epsilon"], model["privacy"]["delta"])
-        if self.budget == "top-down":
-            spend = self._spend
+        released = PrivacyBudget(model["privacy"]["epsilon"], model["privacy"]["delta"])
+        if budgets is not None and released != spend:  # pragma: no cover - a bug
+            raise RuntimeError(f"recorded {spend} but the server released {released}")
         self.partition_ = [cols.copy() for cols in partition]
         self.n_parties_ = len(partition)
         self.label_party_ = label_party
@@ -126,7 +135,7 @@ class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
         self.group_epsilon_ = run.group_epsilon
         self.transcript_ = run.transcript
         self.n_samples_seen_ = X.shape[0]
-        self.privacy_spent_ = record_spend(spend, type(self).__name__)
+        self.privacy_spent_ = spend
         self.coef_ = model["coef"]
         self.intercept_ = model["intercept"]
         return self
@@ -346,6 +355,11 @@ class VerticalFMClassifier(FMClassifierMixin, _VerticalFM):
 
     Parameters
     ----------{_PARAMS_DOC}
+    classes : array-like of shape (2,) or None, default=None
+        The two labels (held by the label party); ``classes[1]`` is the
+        positive class. Declared classes make the fit independent of which
+        labels occur (a fit where only one occurs still gives a model). None
+        takes them from the data with a PrivacyLeakWarning.
 
     Attributes
     ----------{_ATTRS_DOC}
@@ -366,10 +380,15 @@ class VerticalFMClassifier(FMClassifierMixin, _VerticalFM):
     >>> X, y, _, parts = make_private_classification(
     ...     4000, 6, n_parties=3, random_state=0)
     >>> clf = VerticalFMClassifier(epsilon=1.0, data_norm=1.0, partition=parts,
-    ...                            random_state=0).fit(X, y)
+    ...                            classes=[0, 1], random_state=0).fit(X, y)
     >>> clf.predict(X[:3]).shape
     (3,)
     """
+
+    _parameter_constraints = {
+        **_VerticalFM._parameter_constraints,
+        "classes": ["array-like", None],
+    }
 
     def __init__(
         self,
@@ -390,6 +409,7 @@ class VerticalFMClassifier(FMClassifierMixin, _VerticalFM):
         pairwise_epsilon=None,
         secure_backend="plaintext",
         noise_generation="threshold",
+        classes=None,
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -408,4 +428,5 @@ class VerticalFMClassifier(FMClassifierMixin, _VerticalFM):
         self.pairwise_epsilon = pairwise_epsilon
         self.secure_backend = secure_backend
         self.noise_generation = noise_generation
+        self.classes = classes
         self.random_state = random_state

@@ -371,6 +371,7 @@ class ServerRole(Role):
             domain,
             noise_std=noise_std,
             noise_std_b=noise_std_b / c,
+            n=self.n_samples,
             method=self.postprocessing,
         )
         sens = plan.sensitivity

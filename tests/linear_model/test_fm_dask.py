@@ -138,3 +138,18 @@ def test_skdp_imports_no_dask():
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
     )
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_grid_search_on_the_cluster_records_every_spend(client):
+    import joblib
+    from sklearn.model_selection import GridSearchCV
+
+    X, y = _data(n=600)
+    epsilons = [0.5, 1.0]
+    with joblib.parallel_backend("dask"), track_budget() as tracker:
+        search = GridSearchCV(_linear(), {"epsilon": epsilons}, cv=3, n_jobs=-1)
+        search.fit(X, y)
+    # 3 folds x 2 epsilons on the workers, and the refit on the client
+    assert len(tracker.spends) == 3 * len(epsilons) + 1
+    best = search.best_params_["epsilon"]
+    assert tracker.total.epsilon == pytest.approx(3 * sum(epsilons) + best)
