@@ -8,6 +8,7 @@ never has a lower bound above its claimed epsilon; a broken one (here: noise
 calibrated to half the sensitivity) is caught.
 """
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 from skdp.mechanisms import LaplaceMechanism
@@ -29,3 +30,14 @@ broken = run(LaplaceMechanism(epsilon=epsilon, sensitivity=sensitivity / 2))
 print(f"claimed epsilon: {epsilon}")
 print(f"correct calibration: lower bound {correct.epsilon_lower_bound:.3f}")
 print(f"half the sensitivity: lower bound {broken.epsilon_lower_bound:.3f} (refuted)")
+
+fig, ax = plt.subplots(figsize=(5, 3.5))
+ax.bar(
+    ["correct", "half the sensitivity"],
+    [correct.epsilon_lower_bound, broken.epsilon_lower_bound],
+    color=["tab:green", "tab:red"],
+)
+ax.axhline(epsilon, color="k", ls="--", label="claimed epsilon")
+ax.set(ylabel="audited lower bound on epsilon")
+ax.legend()
+fig.tight_layout()
