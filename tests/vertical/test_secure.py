@@ -139,9 +139,10 @@ def test_audit_of_a_cross_coefficient_released_with_two_shares():
     assert result.epsilon_lower_bound > 0.5 * eps
 
 
-def test_bfv_fit_leaves_no_resource_warning_and_no_temporary_files():
+def test_bfv_fit_leaves_no_resource_warning_and_no_temporary_files(
+    tmp_path, monkeypatch
+):
     import gc
-    import glob
     import tempfile
     import warnings
 
@@ -149,8 +150,8 @@ def test_bfv_fit_leaves_no_resource_warning_and_no_temporary_files():
     from skdp.datasets import make_private_regression
     from skdp.vertical import VerticalFMRegressor
 
-    pattern = f"{tempfile.gettempdir()}/skdp-bfv-*"
-    before = set(glob.glob(pattern))
+    # a private temp root: other processes' bfv fits cannot interfere
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     X, y, _, parts = make_private_regression(200, 4, n_parties=2, random_state=0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ResourceWarning)
@@ -165,4 +166,4 @@ def test_bfv_fit_leaves_no_resource_warning_and_no_temporary_files():
         gc.collect()  # an implicit TemporaryDirectory cleanup would warn here
     assert reg.coef_.shape == (4,)
     assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
-    assert set(glob.glob(pattern)) == before
+    assert list(tmp_path.iterdir()) == []
