@@ -22,6 +22,7 @@ ORDER = [
     "bench_histograms",
     "bench_mechanisms",
     "bench_fm",
+    "bench_fm_utility",
     "bench_label_privacy",
     "bench_symmetric_loss",
     "bench_influence",
