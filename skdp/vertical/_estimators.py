@@ -6,21 +6,27 @@ import math
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator
 
-from skdp.accounting import PrivacyBudget, record_spend
-from skdp.linear_model._fm import FMLinearRegression, FMLogisticRegression, _BaseFM
-from skdp.linear_model._functional_mechanism import (
+from skdp._fm import (
     balanced_linear_weight,
-    default_coef_norm,
     draw_noise,
     make_mechanism,
     n_released,
     objective_constants,
     release_noise_std,
     sensitivity,
-    solve_noisy_quadratic,
+    solve_release,
 )
+from skdp._fm.estimator import (
+    FM_PARAMETER_CONSTRAINTS,
+    FMClassifierMixin,
+    FMDomainMixin,
+    FMPrivacyMixin,
+    FMRegressorMixin,
+    atomic_fit,
+)
+from skdp.accounting import PrivacyBudget, record_spend
 from skdp.mechanisms import gaussian_delta
 from skdp.utils import check_random_state, clip_to_bounds, clip_to_norm
 from skdp.utils._sklearn_compat import Interval, StrOptions, fit_context, validate_data
@@ -118,10 +124,9 @@ def _gaussian_epsilon(sigma, delta, sens, epsilon_max):
     return hi
 
 
-class _VerticalFM(BaseEstimator):
+class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
     """Shared fit logic; subclasses set the objective and the label handling."""
 
-    _objective = None
     # tests switch this on to inspect what every message carried
     _keep_transcript_payloads = False
 
@@ -129,11 +134,7 @@ class _VerticalFM(BaseEstimator):
     max_nonzero = None
 
     _parameter_constraints = {
-        **{
-            k: v
-            for k, v in _BaseFM._parameter_constraints.items()
-            if k != "max_nonzero"
-        },
+        **{k: v for k, v in FM_PARAMETER_CONSTRAINTS.items() if k != "max_nonzero"},
         "partition": [list, tuple, None],
         "n_parties": [Interval(numbers.Integral, 1, None, closed="left")],
         "label_party": [Interval(numbers.Integral, 0, None, closed="left")],
@@ -143,12 +144,6 @@ class _VerticalFM(BaseEstimator):
         "secure_backend": [StrOptions({"plaintext", "bfv"})],
         "noise_generation": [StrOptions({"distributed", "dealer"})],
     }
-
-    # the centralized estimators' domain, privacy-parameter and prediction logic
-    _check_privacy_params = _BaseFM._check_privacy_params
-    _spend = _BaseFM._spend
-    _build_domain = _BaseFM._build_domain
-    _linear_predict = _BaseFM._linear_predict
 
     # ---------------------------------------------------------------- helpers
     def _party_blocks(self, X, y, partition):
@@ -237,6 +232,7 @@ class _VerticalFM(BaseEstimator):
 
     # ---------------------------------------------------------------- fitting
     @fit_context(prefer_skip_nested_validation=True)
+    @atomic_fit
     def fit(self, X, y):
         """Run the vertical protocol once and release the model.
 
@@ -252,15 +248,7 @@ class _VerticalFM(BaseEstimator):
         -------
         self
         """
-        before = set(vars(self))
-        try:
-            return self._fit(X, y)
-        except BaseException:
-            # no partial model: drop everything this fit has set
-            for name in [n for n in vars(self) if n.endswith("_") or n not in before]:
-                if not name.startswith("__") and name not in self.get_params():
-                    delattr(self, name)
-            raise
+        return self._fit(X, y)
 
     def _fit(self, X, y):
         self._check_privacy_params()
@@ -347,19 +335,16 @@ class _VerticalFM(BaseEstimator):
             noise_std_b = math.sqrt(sum(n * s * s for n, s in lin_stds) / count)
             spend = PrivacyBudget(float(local.sum() + np.triu(pairs, 1).sum()))
             party_privacy = local + pairs.sum(axis=1)
-        # the centralized estimator's post-processing, with the same arguments
-        w = solve_noisy_quadratic(
+        # the centralized estimator's post-processing and solve
+        coef, intercept = solve_release(
             A_hat,
             b_hat,
+            self._objective,
+            domain,
             noise_std=noise_std,
-            method=self.postprocessing,
             noise_std_b=noise_std_b / c,
-            coef_norm=default_coef_norm(self._objective, domain),
+            method=self.postprocessing,
         )
-        if self.fit_intercept:
-            coef, intercept = w[:-1], float(w[-1] * self.intercept_scaling_)
-        else:
-            coef, intercept = w, 0.0
         self.partition_ = [cols.copy() for cols in partition]
         self.n_parties_ = len(partition)
         self.label_party_ = label_party
@@ -497,7 +482,7 @@ _NOTES_DOC = """
     party sees a whole row); rows inside these balls are unchanged."""
 
 
-class VerticalFMRegressor(RegressorMixin, _VerticalFM):
+class VerticalFMRegressor(FMRegressorMixin, _VerticalFM):
     __doc__ = f"""Linear regression with the functional mechanism over vertically
     partitioned parties (the parties hold disjoint columns of the same rows).
 
@@ -534,12 +519,10 @@ class VerticalFMRegressor(RegressorMixin, _VerticalFM):
     True
     """
 
-    _objective = "squared"
     _parameter_constraints = {
         **_VerticalFM._parameter_constraints,
         "bounds_y": [tuple, list, None],
     }
-    _y_bounds = FMLinearRegression._y_bounds
 
     def __init__(
         self,
@@ -582,23 +565,11 @@ class VerticalFMRegressor(RegressorMixin, _VerticalFM):
         self.noise_generation = noise_generation
         self.random_state = random_state
 
-    def _prepare_y(self, y, first_call, classes=None):
-        return np.asarray(y, dtype=np.float64)
-
     def _clip_y(self, y):
         return np.clip(np.asarray(y, dtype=np.float64), *self.bounds_y_)
 
-    def predict(self, X):
-        """Predict ``X @ coef_ + intercept_``."""
-        return self._linear_predict(X)
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.regressor_tags.poor_score = True
-        return tags
-
-
-class VerticalFMClassifier(ClassifierMixin, _VerticalFM):
+class VerticalFMClassifier(FMClassifierMixin, _VerticalFM):
     __doc__ = f"""Binary logistic regression (order-2 Taylor objective) with the
     functional mechanism over vertically partitioned parties.
 
@@ -628,14 +599,6 @@ class VerticalFMClassifier(ClassifierMixin, _VerticalFM):
     >>> clf.predict(X[:3]).shape
     (3,)
     """
-
-    _objective = "logistic_taylor"
-    _y_bounds = _BaseFM._y_bounds
-    _prepare_y = FMLogisticRegression._prepare_y
-    decision_function = FMLogisticRegression.decision_function
-    predict_proba = FMLogisticRegression.predict_proba
-    predict_log_proba = FMLogisticRegression.predict_log_proba
-    predict = FMLogisticRegression.predict
 
     def __init__(
         self,
@@ -675,9 +638,3 @@ class VerticalFMClassifier(ClassifierMixin, _VerticalFM):
         self.secure_backend = secure_backend
         self.noise_generation = noise_generation
         self.random_state = random_state
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.poor_score = True
-        tags.classifier_tags.multi_class = False
-        return tags

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from skdp.linear_model._functional_mechanism import (
+from skdp._fm import (
     lattice_granularity,
     objective_constants,
     symmetric_from_triu,
