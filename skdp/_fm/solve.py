@@ -95,7 +95,9 @@ def solve_release(A, b, objective, domain, *, noise_std, noise_std_b, method="ri
 
     Post-processes and solves with :func:`solve_noisy_quadratic` (the ridge
     floor uses the data-free :func:`~skdp._fm.sensitivity.default_coef_norm`)
-    and maps the intercept column back: ``intercept = s * w[-1]``.
+    and maps the intercept column back: ``intercept = s * w[-1]``, then a
+    shifted domain back to the user's units
+    (:meth:`~skdp._fm.domain.DataDomain.to_user_units`).
     """
     w = solve_noisy_quadratic(
         A,
@@ -106,5 +108,10 @@ def solve_release(A, b, objective, domain, *, noise_std, noise_std_b, method="ri
         coef_norm=default_coef_norm(objective, domain),
     )
     if domain.fit_intercept:
-        return w[:-1], float(w[-1] * domain.intercept_scaling)
-    return w, 0.0
+        coef, intercept = w[:-1], float(w[-1] * domain.intercept_scaling)
+    else:
+        coef, intercept = w, 0.0
+    if domain.is_shifted:
+        coef, intercept = domain.to_user_units(coef, intercept)
+        intercept = float(intercept)
+    return coef, intercept

@@ -25,6 +25,7 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
     """The three steps (statistics, release, solve) and their drivers."""
 
     _parameter_constraints = dict(FM_PARAMETER_CONSTRAINTS)
+    _centre_domain = True
 
     # ------------------------------------------------------------ the steps
     def statistics(self, X, y):
