@@ -12,18 +12,28 @@ __all__ = [
     "triu_indices",
 ]
 
-OBJECTIVES = ("squared", "logistic_taylor")
+OBJECTIVES = ("squared", "logistic_taylor", "multinomial_taylor")
+
+
+def _multinomial_beta(Y):
+    """``1/C - Y`` for ``Y`` the one-hot of the first ``C - 1`` classes."""
+    Y = np.asarray(Y, dtype=np.float64)
+    return 1.0 / (Y.shape[1] + 1) - Y
 
 
 def objective_constants(objective):
     """``(kappa, beta)`` with ``A = kappa X^T X`` and ``b = X^T beta(y)``.
 
-    ``beta`` is a vectorized function of the (encoded) labels.
+    ``beta`` is a vectorized function of the (encoded) labels. For
+    ``"multinomial_taylor"`` (:mod:`skdp._fm.multinomial`) the labels are the
+    one-hot columns of the first ``C - 1`` classes, shape (n, C - 1).
     """
     if objective == "squared":
         return 1.0, lambda y: -2.0 * y
     if objective == "logistic_taylor":
         return 0.125, lambda y: 0.5 - y
+    if objective == "multinomial_taylor":
+        return 0.125, _multinomial_beta
     raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}.")
 
 

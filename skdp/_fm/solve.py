@@ -34,7 +34,8 @@ def solve_noisy_quadratic(
     ----------
     A : ndarray (p, p)
         Symmetric (it is symmetrized again, harmlessly).
-    b : ndarray (p,)
+    b : ndarray (p,) or (p, k)
+        One linear part, or ``k`` of them solved with the same ``A`` and ridge.
     noise_std : float
         Standard deviation of the noise on each released entry of ``A``.
         0 means an exact (noise-free) release: the exact minimizer is returned
@@ -87,7 +88,9 @@ def solve_noisy_quadratic(
     else:
         raise ValueError(f"method must be 'ridge', 'trim' or 'none', got {method!r}.")
     V = evecs[:, keep]
-    return -0.5 * (V @ ((V.T @ b) / evals[keep]))
+    # b of shape (p, k) solves k linear parts with the same post-processing
+    scale = evals[keep] if b.ndim == 1 else evals[keep][:, None]
+    return -0.5 * (V @ ((V.T @ b) / scale))
 
 
 def solve_release(A, b, objective, domain, *, noise_std, noise_std_b, method="ridge"):

@@ -54,6 +54,8 @@ def beta_bound(objective, domain):
     """``max |beta(y)|`` over the declared label domain."""
     if objective == "logistic_taylor":
         return 0.5
+    if objective == "multinomial_taylor":
+        return 1.0  # |1/C - y_c| <= 1 - 1/C
     objective_constants(objective)  # validates the name
     if domain.y_bounds is None:
         raise ValueError('The "squared" objective needs y_bounds in the domain.')
