@@ -155,6 +155,7 @@ def _binary_cell(task, Xtr, ytr, Xte, yte, eps, seed):
             epsilon=eps,
             delta=delta,
             mechanism=mech,
+            classes=[0, 1],
             random_state=seed,
             **_fm_kwargs(task),
         )
@@ -204,6 +205,7 @@ def _multiclass_cell(task, Xtr, ytr, Xte, yte, eps, seed):
                 epsilon=eps / C,
                 delta=delta / C,
                 mechanism=mech,
+                classes=[0, 1],
                 random_state=1000 * seed + c,
                 **_fm_kwargs(task),
             ),
