@@ -374,8 +374,10 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
     ``Delta_2 = sqrt(2 R^4 + 16 B^2 R^2)`` (derivation in that function's Notes).
 
     **Centring.** With ``fit_intercept``, the label range ``bounds_y`` and a
-    box ``bounds_X`` declared alone (no ``data_norm``/``max_nonzero``) are
-    centred at their midpoints inside the fit: a public, data-independent
+    box ``bounds_X`` are centred at their midpoints inside the fit (a box
+    declared with ``data_norm``/``max_nonzero``, which are centred at 0, is
+    centred only if the centred box alone has the smaller data-free release
+    cost, :func:`~skdp._fm.sensitivity.release_cost`): a public, data-independent
     reparametrization (no privacy cost, the same model at ``epsilon=inf``,
     ``coef_``/``intercept_`` and ``bounds_``/``bounds_y_`` in the user's units)
     that shrinks ``max |y|`` and ``max |x_j|`` to the half-widths, hence the
@@ -488,8 +490,8 @@ class FMLogisticRegression(FMClassifierMixin, _BaseFM):
         Shapes (n_features,) and float for two classes; (n_classes, n_features)
         and (n_classes,) for more (softmax logits, centred across classes).
     offset_X_ : ndarray of shape (n_features,) or None
-        The midpoint of a declared ``bounds_X`` (declared alone) the fit was
-        centred at (public; None if not shifted).
+        The midpoint of the declared ``bounds_X`` the fit was centred at
+        (public; None if not shifted).
     offset_y_ : float
         0 (labels are not shifted in classification).
 
@@ -517,8 +519,9 @@ class FMLogisticRegression(FMClassifierMixin, _BaseFM):
     ``W = -C G^{{-1}} B (I + 1 1^T)`` in :mod:`skdp._fm.multinomial`; at
     ``epsilon=inf`` its predictions equal one-vs-rest of the binary Taylor fits.
 
-    **Centring.** A box declared alone (no ``data_norm``/``max_nonzero``) is
-    centred at its midpoint when ``fit_intercept`` (free: public and
+    **Centring.** A declared box is centred at its midpoint when
+    ``fit_intercept`` (with ``data_norm``/``max_nonzero`` also declared: only
+    if that has the smaller data-free release cost) (free: public and
     data-independent; the same model at ``epsilon=inf``, ``coef_`` and
     ``intercept_`` in the user's units), which shrinks the sensitivity whenever
     a range excludes 0.

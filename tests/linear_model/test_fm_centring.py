@@ -149,3 +149,49 @@ def test_undeclared_domain_warning_says_how_to_declare():
         FMLinearRegression(epsilon=1.0, bounds_y=Y_BOUNDS).fit(X, y)
     with pytest.warns(PrivacyLeakWarning, match=r"bounds_y=\(lower, upper\)"):
         FMLinearRegression(epsilon=1.0, data_norm=60.0).fit(X, y)
+
+
+def _sparse_data(n=3000, d=12, k=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = np.zeros((n, d))
+    for i in range(n):
+        X[i, rng.choice(d, k, replace=False)] = rng.uniform(0, 1, k)
+    y = (X @ rng.normal(size=d) > 0).astype(int)
+    return X, y
+
+
+def test_box_with_sparsity_keeps_the_cheaper_valid_description():
+    # a box [0, 1] with max_nonzero=3 out of 12: the sparse description is far
+    # cheaper in L1 (Laplace), the centred box alone cheaper in L2 (Gaussian)
+    from skdp._fm.sensitivity import release_cost
+
+    X, y = _sparse_data()
+    kw = dict(bounds_X=(0, 1), max_nonzero=3, classes=[0, 1], random_state=0)
+    lap = FMLogisticRegression(epsilon=1.0, **kw).fit(X, y)
+    gau = FMLogisticRegression(epsilon=1.0, mechanism="gaussian", delta=1e-8, **kw)
+    gau.fit(X, y)
+    assert lap.offset_X_ is None
+    np.testing.assert_array_equal(gau.offset_X_, np.full(12, 0.5))
+    sparse = DataDomain(
+        12, lower=0, upper=1, max_nonzero=3, fit_intercept=True, intercept_scaling=1.0
+    )
+    centred = DataDomain(
+        12,
+        lower=-0.5,
+        upper=0.5,
+        fit_intercept=True,
+        intercept_scaling=0.5,
+        x_offset=0.5,
+    )
+    for mech, chosen in (("laplace", sparse), ("gaussian", centred)):
+        other = centred if chosen is sparse else sparse
+        cost = release_cost("logistic_taylor", chosen, mech)
+        assert cost < release_cost("logistic_taylor", other, mech)
+    # data inside both descriptions: the same model at eps = inf
+    exact = [
+        FMLogisticRegression(epsilon=np.inf, mechanism=m, delta=1e-8, **kw)
+        .fit(X, y)
+        .coef_
+        for m in ("laplace", "gaussian")
+    ]
+    np.testing.assert_allclose(exact[0], exact[1], rtol=1e-8, atol=1e-12)
