@@ -81,7 +81,7 @@ def _feature_map(X, scaling):
     """Mean and matrix W such that (X - mean) @ W are the features the loss sees.
 
     ``"whiten"``: W = V diag(lambda)^{-1/2} over the eigenpairs of the (biased)
-    covariance with lambda > 1e-10 lambda_max (directions without variance are
+    covariance with lambda > 1e-12 lambda_max (directions without variance are
     dropped); ``"standardize"``: W = diag(1 / std) (constant columns dropped);
     ``None``: the identity and no centring.
     """
@@ -97,7 +97,7 @@ def _feature_map(X, scaling):
         W[keep, np.arange(keep.size)] = 1.0 / std[keep]
         return mean, W
     lam, V = np.linalg.eigh(Xc.T @ Xc / len(X))
-    keep = lam > 1e-10 * max(float(lam.max(initial=0.0)), 1e-300)
+    keep = lam > 1e-12 * max(float(lam.max(initial=0.0)), 1e-300)
     return mean, V[:, keep] / np.sqrt(lam[keep])
 
 

@@ -505,3 +505,96 @@ def test_l2_optimum_certified_with_duplicate_rows(loss):
     scale = max(1.0, abs(ours))
     assert violation < 1e-12
     assert -1e-12 * scale <= ours - lower <= 1e-6 * scale
+
+
+# ------------------------------------- defaults on unscaled data, multiclass
+
+
+def _box_encoded(n=2000, seed=0):
+    # imbalanced classes, features mapped from a declared range [-10, 10] to [0, 1]
+    X, y = make_classification(
+        n_samples=n, n_features=8, n_informative=4, weights=[0.8, 0.2],
+        class_sep=1.5, random_state=seed,
+    )  # fmt: skip
+    return np.clip((X + 10) / 20, 0, 1), y
+
+
+@pytest.mark.parametrize("objective", ["error", "ber", "auc"])
+def test_defaults_do_not_collapse_to_one_class_on_unscaled_data(objective):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import balanced_accuracy_score
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = _box_encoded()
+    n = len(y)
+    ref = make_pipeline(StandardScaler(), LogisticRegression()).fit(X, y).predict(X)
+    pred = SymmetricLossClassifier(objective=objective, random_state=0)
+    pred = pred.fit(X, y).predict(X)
+    # balanced accuracy within 5 binomial standard errors of logistic regression
+    # on standardized features (the score of a good linear model on this data)
+    b_ref = balanced_accuracy_score(y, ref)
+    se = np.sqrt(b_ref * (1 - b_ref) / (n * min(y.mean(), 1 - y.mean())))
+    assert balanced_accuracy_score(y, pred) > b_ref - 5 * se
+    assert 0.5 * y.mean() < pred.mean() < 1 - 0.5 * (1 - y.mean())
+    if objective == "error":
+        # the former defaults (small fixed alpha, raw features) collapse to the
+        # majority class: the test above fails for them
+        old = SymmetricLossClassifier(alpha=1e-5, feature_scaling=None)
+        old_pred = old.fit(X, y).predict(X)
+        assert old_pred.mean() < 0.5 * y.mean()
+        assert balanced_accuracy_score(y, old_pred) < b_ref - 5 * se
+
+
+def test_auto_alpha_keeps_every_margin_inside_the_symmetric_region():
+    X, y = _box_encoded(n=500, seed=1)
+    clf = SymmetricLossClassifier(symmetric_width=3.0).fit(X, y)
+    z = np.where(y == 1, 1.0, -1.0) * clf.decision_function(X)
+    assert np.abs(z).max() == pytest.approx(3.0, rel=1e-9)
+    # inside [-r, r] the barrier hinge is r - z: w is proportional to the
+    # whitened mean of y x (Fisher's direction Sigma^-1 (mu+ - mu-) for balanced
+    # risk), independent of b, r and the scale of X
+    s = np.where(y == 1, 1.0, -1.0)
+    Xc = X - X.mean(axis=0)
+    fisher = np.linalg.pinv(Xc.T @ Xc / len(X), rcond=1e-10) @ (Xc.T @ s / len(X))
+    cosine = clf.coef_[0] @ fisher / np.linalg.norm(clf.coef_[0])
+    assert cosine / np.linalg.norm(fisher) == pytest.approx(1.0, abs=1e-9)
+    wide = SymmetricLossClassifier(barrier_slope=5.0, symmetric_width=70.0)
+    np.testing.assert_array_equal(wide.fit(1e3 * X, y).predict(1e3 * X), clf.predict(X))
+
+
+@pytest.mark.parametrize("scaling", ["whiten", "standardize"])
+def test_feature_scaling_makes_predictions_invariant_to_feature_units(scaling):
+    X, y = _data(n=120, p=4, seed=8)
+    A = np.diag([1e-2, 1.0, 50.0, 2.0])
+    if scaling == "whiten":  # invariant to any invertible affine map
+        A = A @ np.random.default_rng(0).normal(size=(4, 4))
+    shift = np.array([100.0, -3.0, 0.5, 7.0])
+    for loss in ["barrier_hinge", "hinge", "logistic"]:
+        kw = dict(loss=loss, feature_scaling=scaling, objective="ber")
+        a = SymmetricLossClassifier(**kw).fit(X, y).decision_function(X)
+        b = SymmetricLossClassifier(**kw).fit(X @ A + shift, y)
+        np.testing.assert_allclose(
+            b.decision_function(X @ A + shift),
+            a,
+            rtol=1e-6,
+            atol=1e-6 * np.abs(a).max(),
+        )
+
+
+def test_multiclass_is_one_vs_rest():
+    X, y = make_classification(
+        n_samples=300, n_features=5, n_informative=3, n_classes=3, random_state=4
+    )
+    labels = np.array(["x", "y", "z"])[y]
+    clf = SymmetricLossClassifier(objective="ber").fit(X, labels)
+    assert clf.coef_.shape == (3, 5) and clf.intercept_.shape == (3,)
+    scores = clf.decision_function(X)
+    assert scores.shape == (300, 3)
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[scores.argmax(axis=1)])
+    for k, name in enumerate(clf.classes_):
+        binary = SymmetricLossClassifier(objective="ber").fit(X, labels == name)
+        np.testing.assert_allclose(scores[:, k], binary.decision_function(X))
+    assert clf.score(X, labels) > 0.6  # chance is 1/3
+    assert not hasattr(
+        SymmetricLossClassifier(loss="logistic").fit(X, y), "predict_proba"
+    )
