@@ -24,6 +24,7 @@ ORDER = [
     "bench_fm",
     "bench_label_privacy",
     "bench_symmetric_loss",
+    "bench_label_learning",
     "bench_influence",
     "bench_vertical",
 ]
