@@ -152,6 +152,18 @@ class PrivateLabelClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     PrivacyBudget(epsilon=2.0, delta=0.0)
     >>> clf.score(X, y) > 0.8
     True
+
+    A loss-corrected learner receives the release's noise matrix:
+
+    >>> from skdp.linear_model import LossCorrectedLogisticRegression
+    >>> corrected = PrivateLabelClassifier(
+    ...     LossCorrectedLogisticRegression(),
+    ...     RandomizedResponse(epsilon=1.0, random_state=0),
+    ...     classes=[0, 1],
+    ... ).fit(X, y)
+    >>> corrected.transition_matrix_.round(3)
+    array([[0.731, 0.269],
+           [0.269, 0.731]])
     """
 
     _parameter_constraints: dict = {
