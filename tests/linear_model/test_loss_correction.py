@@ -1,6 +1,7 @@
 """LossCorrectedLogisticRegression: exact unbiasedness, recovery, API and errors."""
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -194,9 +195,9 @@ def test_declared_classes_order_the_matrix_and_allow_a_missing_class():
     X = np.random.default_rng(0).normal(size=(60, 2))
     y = np.where(X[:, 0] > 0, "b", "c")  # "a" never released
     T = _rr_matrix(2.0, 3)
-    clf = LossCorrectedLogisticRegression(
-        transition_matrix=T, classes=["a", "b", "c"]
-    ).fit(X, y)
+    clf = LossCorrectedLogisticRegression(transition_matrix=T, classes=["a", "b", "c"])
+    with pytest.warns(UserWarning, match="outside what transition_matrix"):
+        clf.fit(X, y)  # no "a" at all: more than eps = 2 can explain
     assert clf.classes_.tolist() == ["a", "b", "c"]
     assert clf.predict_proba(X).shape == (60, 3)
     assert set(clf.predict(X)) <= {"a", "b", "c"}
@@ -231,3 +232,17 @@ def test_inputs_unchanged():
     np.testing.assert_array_equal(X, X0)
     np.testing.assert_array_equal(y, y0)
     np.testing.assert_array_equal(T, T0)
+
+
+def test_forward_warns_when_frequencies_are_outside_the_noise_range():
+    X = np.random.default_rng(0).normal(size=(100, 2))
+    y = np.r_[np.ones(60, dtype=int), np.zeros(40, dtype=int)]  # 60% positive
+    T = _rr_matrix(0.1, 2)  # can only produce 47.5% .. 52.5% positives
+    with pytest.warns(UserWarning, match="outside what transition_matrix"):
+        LossCorrectedLogisticRegression(transition_matrix=T).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        LossCorrectedLogisticRegression(transition_matrix=_rr_matrix(2.0, 2)).fit(X, y)
+        LossCorrectedLogisticRegression(transition_matrix=T, correction="backward").fit(
+            X, y
+        )
