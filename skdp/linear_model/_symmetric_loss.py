@@ -360,16 +360,12 @@ class SymmetricLossClassifier(ClassifierMixin, BaseEstimator):
             symmetric_width=self.symmetric_width,
         )
         M, e, c = _risk_rows(Z, y_pm, self.objective, self.max_pairs, rng)
-        in_region = (
-            self.alpha == "auto" and self.loss == "barrier_hinge"
-        ) and self.penalty == "l2"
-        if self.alpha == "auto" and not in_region:
-            self._alpha = 1.0 / len(y_pm)
-        elif not in_region:
-            self._alpha = float(self.alpha)
-        if in_region:
+        auto = self.alpha == "auto"
+        if auto and self.loss == "barrier_hinge" and self.penalty == "l2":
+            # sets self._alpha to the smallest value keeping margins in [-r, r]
             w, b_ = self._inside_symmetric_region(Z, y_pm, M, e, c)
             return w, b_, self._alpha, self._objective(loss, M, e, c, w, b_)
+        self._alpha = 1.0 / len(y_pm) if auto else float(self.alpha)
         fit_b = (
             self.fit_intercept and self.objective != "auc" and self.loss != "unhinged"
         )
