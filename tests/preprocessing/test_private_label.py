@@ -319,3 +319,21 @@ def test_sample_weight_is_routed_through_grid_search(data):
         np.testing.assert_allclose(best.estimator_.coef_, ref.coef_)
         routing = best.get_metadata_routing()
         assert routing.consumes("fit", ["sample_weight"]) == {"sample_weight"}
+
+
+def test_infinite_epsilon_loss_correction_is_the_non_private_fit(data):
+    from skdp.linear_model import LossCorrectedLogisticRegression
+
+    X, y = data
+    reference = LossCorrectedLogisticRegression(correction=None).fit(X, y)
+    for privatizer in (_rr(np.inf), ExponentialLabelRelease(epsilon=np.inf)):
+        for correction in ("forward", "backward"):
+            clf = PrivateLabelClassifier(
+                LossCorrectedLogisticRegression(correction=correction),
+                privatizer,
+                classes=[0, 1],
+            ).fit(X, y)
+            np.testing.assert_array_equal(clf.transition_matrix_, np.eye(2))
+            np.testing.assert_allclose(
+                clf.estimator_.coef_, reference.coef_, rtol=1e-10, atol=1e-12
+            )
