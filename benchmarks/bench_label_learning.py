@@ -352,17 +352,17 @@ def claim_table(records, cfg):
         f"(holds in {held} of {total} cells)\n\n"
         + markdown_table(header, rows)
         + "\n\nWhy it fails where it fails: label flips that do not depend on x "
-        "make the noisy posterior rho + (1 - 2 rho) P(y = 1 | x), an increasing "
-        "function of the clean one, so logistic regression's ranking is "
-        "consistent under RR/EM too; the symmetric loss has no ranking advantage "
-        "to gain, and the two differ by the direction each fits (Fisher's "
-        "discriminant for the barrier hinge at alpha='auto', the likelihood for "
-        "LR), which favours LR where the classes are not Gaussian with a shared "
-        "covariance (digits, HMDA). Where the claim holds, the gain comes from "
-        "feature scaling, not from the symmetric loss: compare the column "
-        "BH - LR-std (logistic regression after a StandardScaler). 'fails' "
-        "cells are differences larger than 2 standard errors of the paired "
-        "per-seed differences."
+        "keep the noisy posterior rho + (1 - 2 rho) P(y = 1 | x) an increasing "
+        "function of the clean one, so logistic regression ranks consistently "
+        "under RR/EM too and the symmetric loss has no ranking advantage to gain: "
+        "the barrier hinge at alpha='auto' matches logistic regression on "
+        "standardized features within a few thousandths of AUC (column "
+        "BH - LR-std). The gap to box-encoded LR is a regularization effect: "
+        "C = 1 on [0, 1]-scaled features shrinks more, which lowers the variance "
+        "under heavy label noise (biopsy, digits: the claim fails) and "
+        "over-shrinks when the declared ranges are wide compared with the data "
+        "(SwissLabor, fgl: the claim holds). 'fails' cells are differences "
+        "larger than 2 standard errors of the paired per-seed differences."
     )
     return text
 
