@@ -44,11 +44,11 @@ from _common import (
 from sklearn.linear_model import LinearRegression, LogisticRegression  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-from skdp.linear_model import FMLinearRegression, FMLogisticRegression  # noqa: E402
-from skdp.linear_model._functional_mechanism import (  # noqa: E402
+from skdp._fm import (  # noqa: E402
     DataDomain,
     sensitivity,
 )
+from skdp.linear_model import FMLinearRegression, FMLogisticRegression  # noqa: E402
 
 try:  # optional comparison
     with warnings.catch_warnings():
@@ -204,7 +204,8 @@ def adult_logistic(quick):
     majority = max(np.mean(yte), 1 - np.mean(yte))
     sk = LogisticRegression(max_iter=2000).fit(Xtr, ytr)
     nonpriv = sk.score(Xte, yte)
-    taylor = FMLogisticRegression(epsilon=np.inf, data_norm=1.0).fit(Xtr, ytr)
+    taylor = FMLogisticRegression(epsilon=np.inf, data_norm=1.0, classes=[0, 1])
+    taylor.fit(Xtr, ytr)
     taylor_acc = taylor.score(Xte, yte)
     rows, curves = [], {"lap": [], "gau": [], "dpl": [], "dense": []}
     variants = (
@@ -222,6 +223,7 @@ def adult_logistic(quick):
                     mechanism=mech,
                     data_norm=1.0,
                     max_nonzero=max_nonzero,
+                    classes=[0, 1],
                     random_state=seed,
                 ).fit(Xtr, ytr)
                 acc[key].append(clf.score(Xte, yte))

@@ -27,6 +27,7 @@ ORDER = [
     "bench_label_learning",
     "bench_influence",
     "bench_vertical",
+    "bench_accounting",
 ]
 
 

@@ -18,7 +18,9 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from skdp.accounting import BudgetTrackingMixin
 from skdp.preprocessing._categorical import CategoryCodec
+from skdp.utils._atomic_fit import atomic_fit
 from skdp.utils._sklearn_compat import HasMethods, fit_context
 
 
@@ -70,7 +72,9 @@ def _pass_transition_matrix(estimator, privatizer):
     return T
 
 
-class PrivateLabelClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+class PrivateLabelClassifier(
+    MetaEstimatorMixin, ClassifierMixin, BudgetTrackingMixin, BaseEstimator
+):
     """Fit a classifier on labels released by a label-privacy sampler.
 
     ``fit(X, y)`` calls ``privatizer.fit_resample(X, y)`` on a clone of
@@ -183,6 +187,7 @@ class PrivateLabelClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
 
     # scikit-learn's nested parameter validation is kept for the inner objects
     @fit_context(prefer_skip_nested_validation=False)
+    @atomic_fit
     def fit(self, X, y, **fit_params):
         """Privatize ``y``, then fit the inner estimator on ``(X, y_private)``.
 
@@ -207,10 +212,11 @@ class PrivateLabelClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             self._declare_classes(privatizer)
         X_private, y_private = privatizer.fit_resample(X, y)
         estimator = clone(self.estimator)
-        self.transition_matrix_ = None
+        passed = None
         if self.pass_transition_matrix:
-            self.transition_matrix_ = _pass_transition_matrix(estimator, privatizer)
+            passed = _pass_transition_matrix(estimator, privatizer)
         estimator.fit(X_private, y_private, **fit_params)
+        self.transition_matrix_ = passed
         self.privatizer_ = privatizer
         self.estimator_ = estimator
         self.classes_ = np.asarray(privatizer.classes_)

@@ -10,11 +10,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MinMaxScaler
 
-from skdp.accounting import PrivacyBudget, track_budget
-from skdp.datasets import make_private_classification, make_private_regression
-from skdp.exceptions import PrivacyLeakWarning
-from skdp.linear_model import FMLinearRegression, FMLogisticRegression
-from skdp.linear_model._functional_mechanism import (
+from skdp._fm import (
     DataDomain,
     add_noise,
     default_coef_norm,
@@ -27,6 +23,10 @@ from skdp.linear_model._functional_mechanism import (
     solve_noisy_quadratic,
     sufficient_statistics,
 )
+from skdp.accounting import PrivacyBudget, track_budget
+from skdp.datasets import make_private_classification, make_private_regression
+from skdp.exceptions import PrivacyLeakWarning
+from skdp.linear_model import FMLinearRegression, FMLogisticRegression
 
 ESTIMATORS = [FMLinearRegression, FMLogisticRegression]
 
@@ -47,6 +47,8 @@ def _declared(est):
     kw = {"data_norm": 1.0}
     if isinstance(est, FMLinearRegression) or est is FMLinearRegression:
         kw["bounds_y"] = (-1, 1)
+    else:
+        kw["classes"] = (0, 1)
     return kw
 
 
@@ -225,6 +227,10 @@ def test_missing_bounds_warn(reg_data, clf_data):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         FMLinearRegression(epsilon=1.0, data_norm=1.0, bounds_y=(-1, 1)).fit(X, y)
+        FMLogisticRegression(epsilon=1.0, bounds_X=(-1, 1), classes=[0, 1]).fit(
+            *clf_data[:2]
+        )
+    with pytest.warns(PrivacyLeakWarning, match="classes"):
         FMLogisticRegression(epsilon=1.0, bounds_X=(-1, 1)).fit(*clf_data[:2])
 
 
@@ -378,3 +384,23 @@ def test_bad_parameters(reg_data, params, match):
     X, y, _ = reg_data
     with pytest.raises(ValueError, match=match):
         FMLinearRegression(**{"bounds_y": (-1, 1), **params}).fit(X, y)
+
+
+def test_noise_swamped_fit_gives_a_model_not_an_overflow():
+    # n = 5, d = 1, eps = 0.01, no intercept: the noisy quadratic has no positive
+    # eigenvalue for random_state=0; before the fallback coef_ was exactly 0 with
+    # "overflow encountered in scalar divide"
+    X, y, _ = make_private_regression(5, 1, random_state=0)
+    est = FMLinearRegression(
+        epsilon=0.01,
+        data_norm=1.0,
+        bounds_y=(-1, 1),
+        fit_intercept=False,
+        random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est.fit(X, y)
+    assert np.all(np.isfinite(est.coef_)) and np.all(est.coef_ != 0)
+    # shrunk hard towards 0 (the noise swamps everything): |w| << 1 / R
+    assert np.all(np.abs(est.coef_) < 0.1)
