@@ -66,12 +66,16 @@ class Endpoint:
         ``host:port`` to listen on (port 0: any free port, see ``port``).
     ca, cert, key : bytes
         PEM: the CA certificate, this participant's certificate and key.
-    peers : iterable of str
-        Names allowed to call (each caller's certificate must name the sender).
+    authorize : callable
+        ``authorize(sender, certificate_names) -> bool``: may a caller whose
+        certificate names ``certificate_names`` send as ``sender``?
     on_message : callable
-        ``on_message(message)`` for each decoded message (called on a gRPC thread;
-        it must only queue).
+        ``on_message(message, nbytes)`` for each accepted message (called on a
+        gRPC thread; it must only queue).
     max_message_bytes : int
+    is_local : callable or None
+        ``is_local(receiver)``: is ``receiver`` hosted here (default: equals
+        ``name``)? Messages for anyone else are refused.
     """
 
     def __init__(
@@ -81,14 +85,16 @@ class Endpoint:
         ca,
         cert,
         key,
-        peers,
+        authorize,
         on_message,
         max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES,
+        is_local=None,
     ):
         import grpc
 
         self.name = name
-        self._peers = frozenset(peers)
+        self._authorize = authorize
+        self._is_local = is_local or (lambda receiver: receiver == name)
         self._on_message = on_message
         self._max = int(max_message_bytes)
         self.refused = queue.SimpleQueue()  # reasons of refused calls
@@ -122,17 +128,12 @@ class Endpoint:
         import grpc
 
         names = peer_names(context)
-        if claimed not in self._peers:
-            reason = (
-                f"{self.name}: refused a call claiming to be {claimed!r}, not a peer"
-            )
-        elif claimed not in names:
-            reason = (
-                f"{self.name}: refused a call claiming to be {claimed!r} from a "
-                f"certificate for {names}"
-            )
-        else:
+        if self._authorize(claimed, names):
             return
+        reason = (
+            f"{self.name}: refused a call as {claimed!r} from a certificate for "
+            f"{sorted(set(names))}"
+        )
         self.refused.put(reason)
         context.abort(grpc.StatusCode.PERMISSION_DENIED, reason)
 
@@ -144,12 +145,12 @@ class Endpoint:
         except ValueError as exc:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{self.name}: {exc}")
         self._authenticate(context, message.sender)
-        if message.receiver != self.name:
+        if not self._is_local(message.receiver):
             context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT,
                 f"{self.name}: message addressed to {message.receiver!r}",
             )
-        self._on_message(message)
+        self._on_message(message, len(request))
         return b""
 
     def _ping(self, request, context):
@@ -194,6 +195,10 @@ class Peer:
         options = _options(max_message_bytes) + [
             ("grpc.ssl_target_name_override", name),
             ("grpc.default_authority", name),
+            # peers start in any order: retry a refused connection quickly
+            ("grpc.initial_reconnect_backoff_ms", 100),
+            ("grpc.min_reconnect_backoff_ms", 100),
+            ("grpc.max_reconnect_backoff_ms", 1000),
         ]
         self._channel = grpc.secure_channel(address, creds, options=options)
         self._deliver = self._channel.unary_unary(f"/{SERVICE}/Deliver")
@@ -220,7 +225,8 @@ class Peer:
 
         data = encode_message(message)
         try:
-            self._deliver(data, timeout=timeout or self.timeout)
+            # the deadline grows with the size: 1 s more per 5 MB
+            self._deliver(data, timeout=(timeout or self.timeout) + len(data) / 5e6)
         except grpc.RpcError as exc:
             raise self._error(exc, "sending to") from None
         with self._lock:

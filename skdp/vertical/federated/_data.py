@@ -1,0 +1,110 @@
+"""A party's data file: record ids, feature columns, maybe the label column.
+
+CSV is read with the standard library; Parquet with ``pyarrow``. Rows are sorted
+by id (compared as strings) so that every party uses the same order; duplicate or
+empty ids, missing columns and non-numeric or missing values raise ValueError
+naming the file, column and row.
+"""
+
+import csv
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["PartyData", "read_party_data"]
+
+
+@dataclass(frozen=True)
+class PartyData:
+    ids: list  # of str, sorted
+    X: np.ndarray  # (n, d_k) float64, rows in id order
+    y: np.ndarray | None  # raw labels (float64, or str for class names)
+
+
+def _read_columns(path, columns):
+    if path.suffix.lower() == ".csv":
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            header = reader.fieldnames or []
+            missing = [c for c in columns if c not in header]
+            if missing:
+                raise ValueError(f"{path}: missing column(s) {missing}; has {header}.")
+            out = {c: [] for c in columns}
+            for row in reader:
+                for c in columns:
+                    out[c].append(row[c])
+        return out
+    try:
+        import pyarrow.parquet as pq
+    except ImportError as exc:
+        raise ImportError(
+            "reading Parquet needs pyarrow: pip install skdp[federated]"
+        ) from exc
+    table = pq.read_table(path)
+    missing = [c for c in columns if c not in table.column_names]
+    if missing:
+        raise ValueError(
+            f"{path}: missing column(s) {missing}; has {table.column_names}."
+        )
+    return {c: table.column(c).to_pylist() for c in columns}
+
+
+def _numbers(path, column, values):
+    out = np.empty(len(values))
+    for i, v in enumerate(values):
+        try:
+            x = float(v)
+        except (TypeError, ValueError):
+            x = math.nan
+        if not math.isfinite(x):
+            raise ValueError(
+                f"{path}: column {column!r} row {i + 1} is not a finite number ({v!r})."
+            )
+        out[i] = x
+    return out
+
+
+def _classes(values):
+    """Class labels: integers if every label is an integer, else strings."""
+    try:
+        numbers = np.asarray([float(v) for v in values])
+    except (TypeError, ValueError):
+        return np.asarray([str(v) for v in values])
+    if np.all(np.isfinite(numbers)) and np.all(numbers == np.round(numbers)):
+        return numbers.astype(np.int64)
+    return np.asarray([str(v) for v in values])
+
+
+def read_party_data(path, id_column, features, label=None, label_kind="number"):
+    """Read, check and sort a party's file.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+    id_column : str
+    features : sequence of str
+    label : str or None
+    label_kind : {"number", "class"}
+        Class labels are kept as strings (the classifier maps them to classes).
+    """
+    columns = [id_column, *features] + ([label] if label else [])
+    raw = _read_columns(path, columns)
+    ids = ["" if v is None else str(v) for v in raw[id_column]]
+    if not ids:
+        raise ValueError(f"{path}: no rows.")
+    if any(i == "" for i in ids):
+        raise ValueError(f"{path}: column {id_column!r} has empty ids.")
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    ids = [ids[i] for i in order]
+    dup = next((a for a, b in zip(ids, ids[1:]) if a == b), None)
+    if dup is not None:
+        raise ValueError(f"{path}: id {dup!r} appears more than once in {id_column!r}.")
+    X = np.column_stack([_numbers(path, c, raw[c]) for c in features])[order]
+    y = None
+    if label:
+        if label_kind == "class":
+            y = _classes(raw[label])[order]
+        else:
+            y = _numbers(path, label, raw[label])[order]
+    return PartyData(ids, X, y)
