@@ -1,8 +1,6 @@
 """VerticalFMRegressor and VerticalFMClassifier: the functional mechanism over
 vertically partitioned parties (seed: vertical-functional-mechanism.txt)."""
 
-import hashlib
-import math
 import numbers
 
 import numpy as np
@@ -10,112 +8,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
 from skdp.accounting import PrivacyBudget, record_spend
 from skdp.linear_model._fm import FMLinearRegression, FMLogisticRegression, _BaseFM
-from skdp.linear_model._functional_mechanism import (
-    balanced_linear_weight,
-    default_coef_norm,
-    draw_noise,
-    make_mechanism,
-    n_released,
-    objective_constants,
-    release_noise_std,
-    sensitivity,
-    solve_noisy_quadratic,
-)
-from skdp.mechanisms import gaussian_delta
-from skdp.utils import check_random_state, clip_to_bounds, clip_to_norm
+from skdp.utils import check_random_state
 from skdp.utils._sklearn_compat import Interval, StrOptions, fit_context, validate_data
 from skdp.vertical import _protocol
 from skdp.vertical._partition import check_label_party, check_partition
+from skdp.vertical._plan import check_public_parameters
 from skdp.vertical._secure import require_backend
 
 __all__ = ["VerticalFMClassifier", "VerticalFMRegressor"]
-
-
-def _check_bottom_up(party_epsilon, pairwise_epsilon, n_parties):
-    """Validate bottom-up budgets; return ``(local eps^k, pairwise eps^kl)``.
-
-    ``eps^(k) = eps^k + sum_l eps^kl``: party k's total ``party_epsilon[k]`` minus
-    the pairwise budgets it agreed with the others is what it spends on its
-    single-party coefficients.
-    """
-    if party_epsilon is None or pairwise_epsilon is None:
-        raise ValueError(
-            'budget="bottom-up" needs party_epsilon (each party\'s total '
-            "eps^(k)) and pairwise_epsilon (the eps^kl agreed by each pair)."
-        )
-    totals = np.asarray(party_epsilon, dtype=np.float64)
-    pairs = np.asarray(pairwise_epsilon, dtype=np.float64)
-    K = n_parties
-    if totals.shape != (K,):
-        raise ValueError(
-            f"party_epsilon must have one entry per party ({K}), got shape "
-            f"{totals.shape}."
-        )
-    if pairs.shape != (K, K):
-        raise ValueError(
-            f"pairwise_epsilon must be a ({K}, {K}) matrix, got shape {pairs.shape}."
-        )
-    if not (np.all(np.isfinite(totals)) and np.all(totals > 0)):
-        raise ValueError(f"party_epsilon must be finite and > 0, got {totals}.")
-    off = ~np.eye(K, dtype=bool)
-    if not np.all(np.isfinite(pairs[off])) or np.any(pairs[off] <= 0):
-        raise ValueError(
-            "pairwise_epsilon must be finite and > 0 off the diagonal: every pair "
-            "shares cross coefficients that need a budget."
-        )
-    if np.any(pairs[np.eye(K, dtype=bool)] != 0):
-        raise ValueError("pairwise_epsilon must be 0 on the diagonal.")
-    if not np.allclose(pairs, pairs.T, rtol=1e-12, atol=0):
-        k, q = np.argwhere(~np.isclose(pairs, pairs.T, rtol=1e-12, atol=0))[0]
-        raise ValueError(
-            f"inconsistent bottom-up budgets: party {k} offers eps^{k}{q} = "
-            f"{pairs[k, q]} but party {q} offers {pairs[q, k]}; each pair must "
-            "agree on one value (pairwise_epsilon must be symmetric)."
-        )
-    local = totals - pairs.sum(axis=1)
-    if np.any(local <= 0):
-        k = int(np.flatnonzero(local <= 0)[0])
-        raise ValueError(
-            f"inconsistent bottom-up budgets: party {k}'s pairwise budgets sum to "
-            f"{pairs[k].sum():.6g}, which leaves nothing of its total "
-            f"eps^({k}) = {totals[k]:.6g} for its single-party coefficients."
-        )
-    return local, pairs
-
-
-_SENSITIVITY_CACHE = {}
-
-
-def _sensitivity(objective, domain, c, quad_mask=None, lin_mask=None):
-    """The core's sensitivity, memoized: it only depends on the declared domain
-    (no data), and at d = 800 one evaluation costs about a second."""
-    key = [objective, domain.n_features, domain.data_norm, domain.y_bounds, c]
-    key += [domain.fit_intercept, domain.intercept_scaling]
-    for arr in (domain.lower, domain.upper, quad_mask, lin_mask):
-        arr = None if arr is None else np.asarray(arr)
-        key.append(None if arr is None else (arr.dtype.str, arr.shape, arr.tobytes()))
-    key = hashlib.sha256(repr(key).encode()).hexdigest()
-    if key not in _SENSITIVITY_CACHE:
-        if len(_SENSITIVITY_CACHE) >= 256:
-            _SENSITIVITY_CACHE.clear()
-        _SENSITIVITY_CACHE[key] = sensitivity(
-            objective, domain, linear_weight=c, quad_mask=quad_mask, lin_mask=lin_mask
-        )
-    return _SENSITIVITY_CACHE[key]
-
-
-def _gaussian_epsilon(sigma, delta, sens, epsilon_max):
-    """Smallest epsilon with ``gaussian_delta(sigma, epsilon, sens) <= delta``."""
-    if gaussian_delta(sigma, 0.0, sens) <= delta:
-        return 0.0
-    lo, hi = 0.0, epsilon_max
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if gaussian_delta(sigma, mid, sens) <= delta:
-            hi = mid
-        else:
-            lo = mid
-    return hi
 
 
 class _VerticalFM(BaseEstimator):
@@ -149,91 +49,6 @@ class _VerticalFM(BaseEstimator):
     _spend = _BaseFM._spend
     _build_domain = _BaseFM._build_domain
     _linear_predict = _BaseFM._linear_predict
-
-    # ---------------------------------------------------------------- helpers
-    def _party_blocks(self, X, y, partition):
-        """Each party clips its own columns; the label party clips y.
-
-        A box is per coordinate, so it is applied exactly. No party sees a whole
-        row, so a row-norm bound ``R`` is enforced as ``||x^(k)|| <= R sqrt(d_k/d)``
-        per block: the product of these balls lies inside the declared ball (the
-        guarantee is unchanged) and rows already inside it are untouched.
-        """
-        d = X.shape[1]
-        blocks = []
-        for cols in partition:
-            block = X[:, cols]  # fancy indexing: a fresh copy this party owns
-            if self.bounds_ is not None:
-                block = clip_to_bounds(
-                    block, self.bounds_[0][cols], self.bounds_[1][cols]
-                )
-            if self.data_norm_ is not None:
-                radius = self.data_norm_ * math.sqrt(len(cols) / d)
-                block = clip_to_norm(block, radius, copy=False)
-            else:
-                block = np.asarray(block, dtype=np.float64)
-            blocks.append(block)
-        return blocks, self._clip_y(y)
-
-    def _clip_y(self, y):
-        return np.asarray(y, dtype=np.float64)
-
-    def _groups(self, domain, partition, label_party, c, rng):
-        """Coefficient groups with their mechanisms, and the spend."""
-        coords = _protocol.coordinate_groups(partition, label_party, self.fit_intercept)
-        p = domain.n_coef
-        if self.budget == "top-down":
-            if self.party_epsilon is not None or self.pairwise_epsilon is not None:
-                raise ValueError(
-                    "party_epsilon and pairwise_epsilon are only used with "
-                    'budget="bottom-up".'
-                )
-            sens = _sensitivity(self._objective, domain, c)
-            mech = make_mechanism(
-                self.epsilon, self.delta, sens, n_released(domain), self.mechanism
-            )
-            mechs = {key: mech for key in coords}
-            return coords, mechs, sens, mech
-        if self.mechanism != "laplace":
-            raise ValueError('budget="bottom-up" supports mechanism="laplace" only.')
-        local, pairs = _check_bottom_up(
-            self.party_epsilon, self.pairwise_epsilon, len(partition)
-        )
-        mechs = {}
-        for key, (_, (rows, cols), lin) in coords.items():
-            qm = np.zeros((p, p), bool)
-            qm[rows, cols] = True
-            lm = np.zeros(p, bool)
-            lm[lin] = True
-            sens = _sensitivity(self._objective, domain, c, qm, lm)
-            eps = local[key[1]] if key[0] == "local" else pairs[key[1], key[2]]
-            mechs[key] = make_mechanism(eps, 0.0, sens, len(rows) + len(lin), "laplace")
-        return coords, mechs, None, (local, pairs)
-
-    def _party_privacy(self, domain, partition, label_party, c, sens, mech):
-        """Top-down: each party's epsilon, the seed's Delta_k / Delta ratio."""
-        p, d = domain.n_coef, domain.n_features
-        out = np.empty(len(partition))
-        for k, cols in enumerate(partition):
-            mine = np.zeros(p, bool)
-            mine[cols] = True
-            qm = mine[:, None] | mine[None, :]
-            lm = mine.copy()
-            if k == label_party:
-                lm[:] = True  # every linear entry holds its labels
-            qm[d:, d:] = False
-            sens_k = _sensitivity(self._objective, domain, c, qm, lm)
-            if math.isinf(self.epsilon):
-                out[k] = np.inf
-            elif self.mechanism == "laplace":
-                n_k = int(np.triu(qm).sum() + lm.sum())
-                eps_k = (sens_k.l1 + n_k * mech.granularity) / mech.scale
-                out[k] = min(self.epsilon, eps_k)
-            else:
-                out[k] = _gaussian_epsilon(
-                    mech.sigma, self.delta, sens_k.l2, self.epsilon
-                )
-        return out
 
     # ---------------------------------------------------------------- fitting
     @fit_context(prefer_skip_nested_validation=True)
@@ -276,127 +91,57 @@ class _VerticalFM(BaseEstimator):
             feature_names=getattr(self, "feature_names_in_", None),
         )
         label_party = check_label_party(self.label_party, len(partition))
+        check_public_parameters(
+            budget=self.budget,
+            mechanism=self.mechanism,
+            noise_generation=self.noise_generation,
+            party_epsilon=self.party_epsilon,
+            pairwise_epsilon=self.pairwise_epsilon,
+            n_parties=len(partition),
+        )
         y = self._prepare_y(y, first_call=True)
         domain = self._build_domain(X, y)
-        if self.linear_weight == "auto":
-            c = balanced_linear_weight(self._objective, domain, self.mechanism)
-        else:
-            c = float(self.linear_weight)
         rng = check_random_state(self.random_state)
-        coords, mechs, sens, info = self._groups(domain, partition, label_party, c, rng)
-        groups = {
-            key: _protocol.NoiseGroup(key, contrib, quad, lin, mechs[key])
-            for key, (contrib, quad, lin) in coords.items()
-        }
-        budgets = None
-        if self.budget == "bottom-up":
-            local, pairs = info
-            budgets = [
-                np.concatenate([[local[k] + pairs[k].sum()], pairs[k]])
-                for k in range(len(partition))
-            ]
-        dealer_noise = None
-        if self.noise_generation == "dealer":
-            dealer_noise = self._dealer(domain, groups, info, rng)
-        blocks, y_clipped = self._party_blocks(X, y, partition)
-        _, beta = objective_constants(self._objective)
-        beta_y = beta(y_clipped)
-        kappa, _ = objective_constants(self._objective)
-        lo, hi = domain.feature_intervals
-        m_x = float(np.max(np.maximum(np.abs(lo), np.abs(hi))))
-        # from the declared domain, not the data (the bfv setup depends on it)
-        y_bounds = domain.y_bounds or (0.0, 1.0)
-        m_beta = float(np.max(np.abs(beta(np.asarray(y_bounds, dtype=np.float64)))))
-        value_bound = X.shape[0] * m_x * max(m_x * kappa, m_beta * c)
-        A_hat, b_hat, transcript = _protocol.run(
-            blocks,
-            partition,
-            beta_y,
-            label_party,
+        # every role (parties, server, dealer) runs the federated protocol's code
+        run = _protocol.run_in_process(
+            X,
+            y,
             objective=self._objective,
-            linear_weight=c,
-            intercept_scaling=self.intercept_scaling_,
-            fit_intercept=self.fit_intercept,
-            groups=groups,
-            noise_generation=self.noise_generation,
-            dealer_noise=dealer_noise,
+            partition=partition,
+            label_party=label_party,
+            domain=domain,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            mechanism=self.mechanism,
+            budget=self.budget,
+            party_epsilon=self.party_epsilon,
+            pairwise_epsilon=self.pairwise_epsilon,
+            linear_weight=self.linear_weight,
+            postprocessing=self.postprocessing,
             backend=self.secure_backend,
-            value_bound=value_bound,
+            noise_generation=self.noise_generation,
             rng=rng,
             keep_payloads=self._keep_transcript_payloads,
-            party_budgets=budgets,
         )
+        model = run.model
+        spend = PrivacyBudget(model["privacy"]["epsilon"], model["privacy"]["delta"])
         if self.budget == "top-down":
-            noise_std = noise_std_b = release_noise_std(info)
             spend = self._spend
-            party_privacy = self._party_privacy(
-                domain, partition, label_party, c, sens, info
-            )
-        else:
-            local, pairs = info
-            stds = [
-                (len(gr.quad[0]), release_noise_std(gr.mechanism))
-                for gr in groups.values()
-            ]
-            count = sum(n for n, _ in stds)
-            noise_std = math.sqrt(sum(n * s * s for n, s in stds) / count)
-            lin_stds = [
-                (len(gr.lin), release_noise_std(gr.mechanism)) for gr in groups.values()
-            ]
-            count = sum(n for n, _ in lin_stds)
-            noise_std_b = math.sqrt(sum(n * s * s for n, s in lin_stds) / count)
-            spend = PrivacyBudget(float(local.sum() + np.triu(pairs, 1).sum()))
-            party_privacy = local + pairs.sum(axis=1)
-        # the centralized estimator's post-processing, with the same arguments
-        w = solve_noisy_quadratic(
-            A_hat,
-            b_hat,
-            noise_std=noise_std,
-            method=self.postprocessing,
-            noise_std_b=noise_std_b / c,
-            coef_norm=default_coef_norm(self._objective, domain),
-        )
-        if self.fit_intercept:
-            coef, intercept = w[:-1], float(w[-1] * self.intercept_scaling_)
-        else:
-            coef, intercept = w, 0.0
         self.partition_ = [cols.copy() for cols in partition]
         self.n_parties_ = len(partition)
         self.label_party_ = label_party
-        self.linear_weight_ = c
-        self.sensitivity_ = sens
-        self.noise_std_ = noise_std
-        self.party_privacy_ = party_privacy
-        self.group_epsilon_ = {
-            key: float(gr.mechanism.epsilon) for key, gr in groups.items()
-        }
-        self.transcript_ = transcript
+        self.linear_weight_ = model["linear_weight"]
+        self.sensitivity_ = run.plan.sensitivity
+        self.noise_std_ = model["noise_std"]
+        self.party_privacy_ = model["party_privacy"]
+        self.privacy_threat_model_ = model["privacy"]["threat_model"]
+        self.group_epsilon_ = run.group_epsilon
+        self.transcript_ = run.transcript
         self.n_samples_seen_ = X.shape[0]
         self.privacy_spent_ = record_spend(spend, type(self).__name__)
-        self.coef_ = coef
-        self.intercept_ = intercept
+        self.coef_ = model["coef"]
+        self.intercept_ = model["intercept"]
         return self
-
-    def _dealer(self, domain, groups, info, rng):
-        """Noise drawn in the centralized estimator's order, sliced per group."""
-        if self.budget == "top-down":
-            noise_A, noise_b = draw_noise(info, domain, rng)
-            p = domain.n_coef
-
-            def noise(group):
-                rows, cols = group.quad
-                pos = _protocol._triu_position(rows, cols, p)
-                return noise_A[pos], noise_b[group.lin]
-
-            return noise
-        drawn = {
-            key: (
-                np.asarray(gr.mechanism.sample_noise(len(gr.quad[0]), rng), float),
-                np.asarray(gr.mechanism.sample_noise(len(gr.lin), rng), float),
-            )
-            for key, gr in groups.items()
-        }
-        return lambda group: drawn[group.key]
 
 
 _PARAMS_DOC = """
@@ -427,7 +172,7 @@ _PARAMS_DOC = """
         same messages and steps, no cryptography (fast; for simulation and grid
         searches; no protection against a real adversary). ``"bfv"``: TenSEAL BFV
         homomorphic encryption (``pip install skdp[secure]``); see
-        :class:`skdp.vertical._secure.BFVBackend` for the threat model.
+        :class:`skdp.vertical._secure.BFVKeyHolder` for the threat model.
     noise_generation : {"distributed", "dealer"}, default="distributed"
         ``"distributed"``: the noise of a cross coefficient is the sum of one
         share from each party of the pair (divisible discrete Laplace or

@@ -48,7 +48,11 @@ class ProtocolError(RuntimeError):
     """
 
 
-def _fail(role, step, cause):
+def _fail(step, cause, role):
+    if isinstance(role, Role):
+        role = role.name
+    if isinstance(cause, BaseException):
+        cause = f"{type(cause).__name__}: {cause}"
     return ProtocolError(
         f"{role} failed during step {step!r} ({cause}); the protocol was aborted "
         "and no model was released."
@@ -161,6 +165,7 @@ class Role:
     def __init__(self):
         self.finished = False
         self.result = None
+        self._step = None
 
     def start(self):
         """Messages to send when the run starts (a list of :class:`Message`)."""
@@ -170,9 +175,7 @@ class Role:
         """React to ``message``; return the messages to send."""
         if message.receiver != self.name:
             raise _fail(
-                self.name,
-                message.step,
-                f"received a message for {message.receiver!r}",
+                message.step, f"received a message for {message.receiver!r}", self
             )
         if message.step == ABORT:
             self.finished = True
@@ -184,23 +187,26 @@ class Role:
             )
         if self.finished:
             raise _fail(
-                self.name,
                 message.step,
                 f"got {message.kind!r} from {message.sender} after it had finished",
+                self,
             )
         return self._guard(message.step, self._receive, message)
 
     def _guard(self, step, fn, *args):
+        # a role that moves on to another step while handling a message (a party
+        # computing its coefficients when the plan is complete) sets self._step
+        self._step = step
         try:
             out = list(fn(*args) or [])
+            for message in out:
+                if not isinstance(message, Message) or message.sender != self.name:
+                    raise TypeError(f"not a message from {self.name}: {message!r}")
+                check_payload(message.payload, f"{message.kind!r} payload")
         except ProtocolError:
             raise
         except Exception as exc:
-            raise _fail(self.name, step, f"{type(exc).__name__}: {exc}") from exc
-        for message in out:
-            check_payload(message.payload, f"{message.kind!r} payload")
-            if message.sender != self.name:
-                raise _fail(self.name, step, f"sent as {message.sender!r}")
+            raise _fail(self._step, exc, self) from exc
         return out
 
     def _start(self):
