@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PartyData", "read_party_data"]
+__all__ = ["PartyData", "convert_labels", "read_party_data"]
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,15 @@ def _classes(values):
     return np.asarray([str(v) for v in values])
 
 
+def convert_labels(path, column, values, kind):
+    """Labels as numbers (``"number"``), classes (``"class"``) or as read."""
+    if kind == "class":
+        return _classes(values)
+    if kind == "number":
+        return _numbers(path, column, values)
+    return np.asarray(["" if v is None else str(v) for v in values])
+
+
 def read_party_data(path, id_column, features, label=None, label_kind="number"):
     """Read, check and sort a party's file.
 
@@ -85,8 +94,9 @@ def read_party_data(path, id_column, features, label=None, label_kind="number"):
     id_column : str
     features : sequence of str
     label : str or None
-    label_kind : {"number", "class"}
-        Class labels are kept as strings (the classifier maps them to classes).
+    label_kind : {"number", "class", "raw"}
+        ``"class"``: integers if every label is one, else strings; ``"raw"``:
+        the strings as read (convert later with :func:`convert_labels`).
     """
     columns = [id_column, *features] + ([label] if label else [])
     raw = _read_columns(path, columns)
@@ -103,8 +113,5 @@ def read_party_data(path, id_column, features, label=None, label_kind="number"):
     X = np.column_stack([_numbers(path, c, raw[c]) for c in features])[order]
     y = None
     if label:
-        if label_kind == "class":
-            y = _classes(raw[label])[order]
-        else:
-            y = _numbers(path, label, raw[label])[order]
+        y = convert_labels(path, label, [raw[label][i] for i in order], label_kind)
     return PartyData(ids, X, y)
