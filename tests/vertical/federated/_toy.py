@@ -3,7 +3,9 @@
 The server asks every party for the column sums of its data; party k forwards
 its sums to party k + 1 (party-to-party traffic) and answers the server only
 after hearing from party k - 1. The server's result is the concatenated means.
-``SKDP_TOY_STALL=<party name>`` makes that party stall (to be killed mid-run).
+``SKDP_TOY_STALL=<party name>`` makes that party stall in the middle of the
+protocol (to be killed there); it first creates the file named by
+``SKDP_TOY_STALL_MARKER``.
 
 Run as ``python -m tests.vertical.federated._toy {party,server} --config FILE``.
 """
@@ -57,6 +59,10 @@ class ToyParty(Role):
         if not (self.heard and self.planned):
             return []
         if self.stall:
+            marker = os.environ.get("SKDP_TOY_STALL_MARKER")
+            if marker:
+                with open(marker, "w") as f:
+                    f.write("stalling\n")
             time.sleep(300)
         self.finished = True
         self.result = {"sent": True}
