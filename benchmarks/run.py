@@ -26,6 +26,7 @@ ORDER = [
     "bench_symmetric_loss",
     "bench_influence",
     "bench_vertical",
+    "bench_federated",
 ]
 
 

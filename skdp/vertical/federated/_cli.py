@@ -56,6 +56,7 @@ def _run(kind, argv):
     summary = {"name": config.name, "traffic": traffic}
     if kind == "server":
         summary["paths"] = out["paths"]
+        summary["seconds"] = out["seconds"]
         print(f"{who}: model released to {out['paths'][1]}", flush=True)
     else:
         print(f"{who}: done", flush=True)

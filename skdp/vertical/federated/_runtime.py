@@ -23,6 +23,7 @@ A run has four phases (every message over mutually authenticated TLS, see
 import json
 import math
 import sys
+import time
 import traceback
 from collections import deque
 from dataclasses import replace
@@ -275,7 +276,9 @@ def run_server(config, *, make_roles=None, make_model=None):
     Returns
     -------
     dict
-        ``{"model": the saved model, "paths": (npz, json), "traffic": ...}``.
+        ``{"model": the saved model, "paths": (npz, json), "traffic": bytes
+        sent and received, "seconds": wall time of each phase (connect,
+        session, protocol, release)}``.
 
     Raises
     ------
@@ -296,7 +299,9 @@ def run_server(config, *, make_roles=None, make_model=None):
         config.max_message_bytes,
     )
     try:
+        clock = [("start", time.perf_counter())]
         node.wait_for_peers()
+        clock.append(("connect", time.perf_counter()))
         node.watch(peers)
         roles_table = {"server": config.name}
         roles_table.update(
@@ -328,6 +333,7 @@ def run_server(config, *, make_roles=None, make_model=None):
             "partition": [list(range(a, b)) for a, b in zip(offsets, offsets[1:])],
             "n_features": int(offsets[-1]),
         }
+        clock.append(("session", time.perf_counter()))
         roles = make_roles(config, accepted | {"": go})
         for p in config.parties:
             node.send(Message(SESSION, config.name, p.name, "go", go))
@@ -336,9 +342,11 @@ def run_server(config, *, make_roles=None, make_model=None):
         while len(done) < len(config.parties):
             m = node.next_message(lambda m: m.step == CONTROL and m.kind == "done")
             done.add(m.sender)
+        clock.append(("protocol", time.perf_counter()))
         model = make_model(config, accepted, results)
         node.unwatch()
         paths = save_model(config.output, model)
+        clock.append(("release", time.perf_counter()))
         for p in config.parties:
             try:
                 node.send(Message(CONTROL, config.name, p.name, "released", {}))
@@ -348,6 +356,7 @@ def run_server(config, *, make_roles=None, make_model=None):
             "model": model,
             "paths": [str(p) for p in paths],
             "traffic": node.traffic(),
+            "seconds": {b[0]: b[1] - a[1] for a, b in zip(clock, clock[1:])},
         }
     except BaseException as exc:
         cause = _cause(exc)
