@@ -17,6 +17,7 @@ pytest.importorskip("cryptography")
 import pandas as pd  # noqa: E402
 from sklearn.utils.validation import check_is_fitted  # noqa: E402
 
+from skdp.linear_model._functional_mechanism import objective_constants  # noqa: E402
 from skdp.vertical import VerticalFMClassifier, VerticalFMRegressor  # noqa: E402
 from skdp.vertical.federated import (  # noqa: E402
     FederatedError,
@@ -245,3 +246,78 @@ def test_wrong_peer_name_is_refused(tmp_path):
     _all_failed(results, dep)
     assert "cannot authenticate server" in str(results["org-1"])
     assert "Hostname Verification" in str(results["org-1"])
+
+
+def test_wire_never_carries_raw_data_or_exact_cross_sums(tmp_path, monkeypatch):
+    """bfv run (threads): every message as decoded from the wire. No length-n
+    vector, no raw column or fixed-point column inside a ciphertext, and nothing
+    the server receives equals an exact cross-party sum."""
+    pytest.importorskip("tenseal")
+    from skdp.vertical.federated._node import Node
+
+    seen = []
+    original = Node._on_message
+
+    def capture(self, message, nbytes):
+        seen.append((self.name, message))
+        return original(self, message, nbytes)
+
+    monkeypatch.setattr(Node, "_on_message", capture)
+    n, sizes = 64, [2, 1, 2]
+    blocks, X, y = _data(n, sizes, "linear")
+    X = np.round(X * 256) / 256
+    y = np.round(y * 256) / 256
+    blocks = [X[:, cols] for cols in _partition(sizes)]
+    timeouts = {"startup": 20.0, "call": 60.0, "heartbeat": 0.5, "protocol": 120.0}
+    dep = Deployment(
+        tmp_path,
+        blocks,
+        y,
+        backend="bfv",
+        noise_generation="distributed",
+        timeouts=timeouts,
+    )
+    dep.server["model"]["linear_weight"] = 0.5
+    results = _run_threads(dep, timeout=180)
+    assert not isinstance(results["server"], BaseException), results["server"]
+    kinds = {m.kind for _, m in seen}
+    assert {"encrypted columns", "encrypted labels", "encrypted masked sums"} <= kinds
+    parts = _partition(sizes)
+    kappa, beta = objective_constants("squared")
+    beta_y = beta(y)
+    columns = [X[:, j] for j in range(X.shape[1])] + [y, beta_y]
+    exact = []
+    for k in range(len(parts)):
+        for q in range(k + 1, len(parts)):
+            exact.append(kappa * X[:, parts[k]].T @ X[:, parts[q]])
+        if k != 0:
+            exact += [X[:, parts[k]].T @ beta_y, 0.5 * X[:, parts[k]].T @ beta_y]
+    exact = np.concatenate([e.ravel() for e in exact])
+
+    def leaves(payload):
+        if isinstance(payload, dict):
+            for v in payload.values():
+                yield from leaves(v)
+        elif isinstance(payload, list):
+            for v in payload:
+                yield from leaves(v)
+        elif isinstance(payload, np.ndarray | bytes):
+            yield payload
+
+    checked = 0
+    for receiver, message in seen:
+        for leaf in leaves(message.payload):
+            checked += 1
+            if isinstance(leaf, bytes):
+                for col in columns:
+                    assert col.tobytes()[:64] not in leaf
+                    for bits in range(6, 22):
+                        ints = np.trunc(col * 2.0**bits).astype(np.int64)
+                        assert ints.tobytes()[:64] not in leaf
+                continue
+            flat = leaf.astype(float).ravel()
+            assert flat.size != n, f"{message.kind} carries a length-n vector"
+            if receiver == "server":
+                close = np.isclose(flat[:, None], exact[None, :], rtol=1e-9, atol=1e-9)
+                assert not close.any(), message.kind
+    assert checked > 50
