@@ -44,11 +44,11 @@ from _common import (
 from sklearn.linear_model import LinearRegression, LogisticRegression  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-from skdp.linear_model import FMLinearRegression, FMLogisticRegression  # noqa: E402
-from skdp.linear_model._functional_mechanism import (  # noqa: E402
+from skdp._fm import (  # noqa: E402
     DataDomain,
     sensitivity,
 )
+from skdp.linear_model import FMLinearRegression, FMLogisticRegression  # noqa: E402
 
 try:  # optional comparison
     with warnings.catch_warnings():

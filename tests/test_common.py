@@ -7,11 +7,23 @@ estimator is checked the day it is exported.
 import importlib
 import inspect
 import pkgutil
+import warnings
 
-from sklearn.base import BaseEstimator
-from sklearn.utils.estimator_checks import parametrize_with_checks
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, clone, is_classifier, is_regressor
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.utils.estimator_checks import (
+    check_param_validation,
+    parametrize_with_checks,
+)
+from sklearn.utils.validation import check_is_fitted
 
 import skdp
+from skdp.accounting import track_budget
+from skdp.exceptions import BudgetExceededError, PrivacyLeakWarning
 from tests.estimator_instances import EXPECTED_FAILED_CHECKS, INSTANCE_FACTORIES
 
 
@@ -69,3 +81,107 @@ def test_every_public_estimator_can_be_checked():
 @parametrize_with_checks(instances(), expected_failed_checks=_expected_failed_checks)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
+
+
+def _name(estimator):
+    return type(estimator).__name__
+
+
+@pytest.mark.parametrize("estimator", instances(), ids=_name)
+def test_param_validation(estimator):
+    check_param_validation(_name(estimator), estimator)
+
+
+def _toy_data(estimator, n=120, seed=0):
+    """Rows in [-1, 1]^3 and labels the estimator's type expects."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, 3)) / 2
+    if is_regressor(estimator):
+        return X, X @ np.array([0.5, -0.25, 0.1])
+    return X, (X[:, 0] + 0.1 * rng.standard_normal(n) > 0).astype(int)
+
+
+def _with_random_state():
+    return [est for est in instances() if "random_state" in est.get_params(deep=False)]
+
+
+@pytest.mark.parametrize("estimator", _with_random_state(), ids=_name)
+def test_random_state_accepts_a_generator(estimator):
+    X, y = _toy_data(estimator)
+    fits = []
+    for _ in range(2):
+        est = clone(estimator).set_params(random_state=np.random.default_rng(7))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            est.fit(X, y)
+        check_is_fitted(est)
+        fits.append(est)
+    # the same seeded Generator gives the same result
+    for attr in ("coef_", "theta_", "influence_"):
+        if hasattr(fits[0], attr):
+            np.testing.assert_array_equal(
+                getattr(fits[0], attr), getattr(fits[1], attr)
+            )
+
+
+def _warning_paths(estimator, X, y):
+    """Fit directly, inside a Pipeline and inside a GridSearchCV."""
+    yield "fit", lambda: clone(estimator).fit(X, y)
+    yield "pipeline", lambda: make_pipeline(clone(estimator)).fit(X, y)
+    grid = {"random_state": [0]} if "random_state" in estimator.get_params() else {}
+    if grid and (is_classifier(estimator) or is_regressor(estimator)):
+        yield "grid", lambda: GridSearchCV(clone(estimator), grid, cv=2).fit(X, y)
+
+
+@pytest.mark.parametrize("estimator", instances(), ids=_name)
+def test_privacy_leak_warnings_name_the_callers_line(estimator):
+    X, y = _toy_data(estimator)
+    for path, fit in _warning_paths(estimator, X, y):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fit()
+        leaks = [w for w in caught if issubclass(w.category, PrivacyLeakWarning)]
+        for w in leaks:
+            assert w.filename == __file__, (path, w.filename, w.lineno, str(w.message))
+
+
+def test_undeclared_fm_domains_warn_at_least_once():
+    # the attribution test above must not pass vacuously
+    from skdp.linear_model import FMLinearRegression
+
+    X, y = _toy_data(FMLinearRegression())
+    with pytest.warns(PrivacyLeakWarning) as record:
+        GridSearchCV(FMLinearRegression(), {"epsilon": [1.0]}, cv=2).fit(X, y)
+    assert {w.filename for w in record} == {__file__}
+
+
+def _spends(estimator, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        with track_budget() as acc:
+            clone(estimator).fit(X, y)
+    return acc.spends
+
+
+def _dp_estimators():
+    out = []
+    for est in instances():
+        X, y = _toy_data(est)
+        if _spends(est, X, y):
+            out.append(est)
+    return out
+
+
+@pytest.mark.parametrize("estimator", _dp_estimators(), ids=_name)
+@pytest.mark.parametrize("fitted_before", [False, True])
+def test_refused_budget_leaves_no_model(estimator, fitted_before):
+    X, y = _toy_data(estimator)
+    est = clone(estimator)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        if fitted_before:
+            est.fit(X, y)
+        with track_budget(epsilon=1e-12), pytest.raises(BudgetExceededError):
+            est.fit(X, y)
+    with pytest.raises(NotFittedError):
+        check_is_fitted(est)

@@ -1,10 +1,15 @@
 """Differentially private linear models."""
 
-from skdp.linear_model._fm import FMLinearRegression, FMLogisticRegression
+from skdp.linear_model._fm import (
+    FMLinearRegression,
+    FMLogisticRegression,
+    FMStatistics,
+)
 from skdp.linear_model._symmetric_loss import SymmetricLossClassifier
 
 __all__ = [
     "FMLinearRegression",
     "FMLogisticRegression",
+    "FMStatistics",
     "SymmetricLossClassifier",
 ]

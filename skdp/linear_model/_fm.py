@@ -1,244 +1,185 @@
 """FMLinearRegression and FMLogisticRegression: the functional mechanism."""
 
-import math
-import numbers
-
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted
-from threadpoolctl import threadpool_limits
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_X_y
 
+from skdp._fm import release, solve_release
+from skdp._fm.estimator import (
+    FM_PARAMETER_CONSTRAINTS,
+    FMClassifierMixin,
+    FMDomainMixin,
+    FMPrivacyMixin,
+    FMRegressorMixin,
+    atomic_fit,
+)
+from skdp._fm.statistics import FMStatistics, compute_statistics
 from skdp.accounting import PrivacyBudget, record_spend
-from skdp.linear_model._functional_mechanism import (
-    DataDomain,
-    add_noise,
-    balanced_linear_weight,
-    default_coef_norm,
-    draw_noise,
-    lattice_granularity,
-    make_mechanism,
-    n_released,
-    release_noise_std,
-    sensitivity,
-    solve_noisy_quadratic,
-    sufficient_statistics,
-)
-from skdp.utils import check_bounds, check_random_state, clip_to_bounds, clip_to_norm
-from skdp.utils._sklearn_compat import (
-    RANDOM_STATE,
-    Interval,
-    Options,
-    StrOptions,
-    fit_context,
-    validate_data,
-)
-from skdp.utils._warnings import warn_privacy_leak
+from skdp.utils import check_random_state
+from skdp.utils._sklearn_compat import fit_context, get_feature_names, validate_data
 
-__all__ = ["FMLinearRegression", "FMLogisticRegression"]
-
-# rows per chunk when accumulating statistics: bounds the memory of the clipped copy
-_CHUNK_BYTES = 2**23
+__all__ = ["FMLinearRegression", "FMLogisticRegression", "FMStatistics"]
 
 
-class _BaseFM(BaseEstimator):
-    """Shared fit / partial_fit / release logic; subclasses set the objective."""
+class _BaseFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
+    """The three steps (statistics, release, solve) and their drivers."""
 
-    _objective = None
+    _parameter_constraints = dict(FM_PARAMETER_CONSTRAINTS)
 
-    _parameter_constraints = {
-        "epsilon": [
-            Interval(numbers.Real, 0, None, closed="neither"),
-            Options(numbers.Real, {np.inf}),
-        ],
-        "delta": [Interval(numbers.Real, 0, 1, closed="left")],
-        "mechanism": [StrOptions({"laplace", "gaussian"})],
-        "bounds_X": [tuple, list, None],
-        "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "max_nonzero": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "fit_intercept": ["boolean"],
-        "linear_weight": [
-            StrOptions({"auto"}),
-            Interval(numbers.Real, 0, None, closed="neither"),
-        ],
-        "postprocessing": [StrOptions({"ridge", "trim", "none"})],
-        "random_state": RANDOM_STATE,
-    }
+    # ------------------------------------------------------------ the steps
+    def statistics(self, X, y):
+        """Step 1: the mergeable sufficient statistics of ``(X, y)``; spends nothing.
 
-    # ------------------------------------------------------------------ helpers
-    def _check_privacy_params(self):
-        if self.mechanism == "gaussian" and not 0 < self.delta < 1:
-            raise ValueError(
-                f"delta must be in (0, 1) for mechanism='gaussian', got {self.delta!r}."
-            )
+        Rows are validated and clipped to the **declared** domain. Works on an
+        unfitted estimator (e.g. a clone sent to a worker) and sets no attribute.
 
-    @property
-    def _spend(self):
-        delta = self.delta if self.mechanism == "gaussian" else 0.0
-        if math.isinf(self.epsilon):
-            delta = 0.0
-        return PrivacyBudget(self.epsilon, delta)
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
 
-    def _y_bounds(self, y):  # regression overrides
-        return None
+        Returns
+        -------
+        FMStatistics
+            Merge statistics of disjoint rows with ``+`` (or ``sum``), then
+            release once with :meth:`fit_statistics`. The sums are exact, so
+            any split gives bit for bit the model :meth:`fit` gives on all rows
+            with the same ``random_state``.
 
-    def _build_domain(self, X, y):
-        """The declared domain, inferring missing bounds (with a warning)."""
-        d = X.shape[1]
-        private = not math.isinf(self.epsilon)
-        lower = upper = None
-        if self.bounds_X is not None:
-            lower, upper = check_bounds(self.bounds_X, d, name="bounds_X")
-        data_norm = self.data_norm
-        if lower is None and data_norm is None:
-            if private:
-                warn_privacy_leak(
-                    "Neither bounds_X nor data_norm was declared, so data_norm is "
-                    "taken from the data: the result leaks the largest row norm and "
-                    "is not differentially private. Declare bounds_X or data_norm."
-                )
-            norms = np.sqrt(np.einsum("ij,ij->i", X, X)) if X.size else np.zeros(1)
-            data_norm = float(norms.max()) or 1.0
-        if data_norm is not None:
-            data_norm = float(data_norm)
-        if lower is not None and data_norm is not None:
-            if np.any((lower > 0) | (upper < 0)):
-                raise ValueError(
-                    "bounds_X must contain 0 for every feature when data_norm is "
-                    "also given."
-                )
-        if self.max_nonzero is not None and lower is not None:
-            if np.any((lower > 0) | (upper < 0)):
-                raise ValueError(
-                    "bounds_X must contain 0 for every feature when max_nonzero is "
-                    "given."
-                )
-        self.bounds_ = None if lower is None else (lower, upper)
-        self.data_norm_ = data_norm
-        if data_norm is not None:
-            scaling = data_norm
-        else:
-            scaling = float(np.max(np.maximum(np.abs(lower), np.abs(upper))))
-        self.intercept_scaling_ = scaling if scaling > 0 else 1.0
-        return DataDomain(
-            n_features=d,
-            lower=lower,
-            upper=upper,
-            data_norm=data_norm,
-            y_bounds=self._y_bounds(y),
-            fit_intercept=bool(self.fit_intercept),
-            intercept_scaling=self.intercept_scaling_,
-            max_nonzero=self.max_nonzero,
+        Raises
+        ------
+        ValueError
+            If the domain is not fully declared (``bounds_X`` and/or
+            ``data_norm``; ``bounds_y`` for regression; ``classes`` for
+            classification): inferring it per block would leak it and depend on
+            how the rows were split.
+        """
+        self._validate_params()
+        names = get_feature_names(X)
+        names = None if names is None else tuple(names.tolist())
+        X, y = check_X_y(
+            X,
+            y,
+            dtype=np.float64,
+            y_numeric=self._objective == "squared",
+            ensure_min_samples=0,
         )
-
-    def _clip(self, X, y):
-        """Copies of the chunk clipped to the declared domain (inputs untouched)."""
-        k = self.max_nonzero
-        if k is not None and k < X.shape[1]:
-            # keep the k entries of largest magnitude in each row
-            small = np.argpartition(np.abs(X), X.shape[1] - k, axis=1)[:, :-k]
-            X = X.copy()
-            np.put_along_axis(X, small, 0.0, axis=1)
-        if self.bounds_ is not None:
-            X = clip_to_bounds(X, *self.bounds_)
-        if self.data_norm_ is not None:
-            X = clip_to_norm(X, self.data_norm_)
-        return X, y
-
-    def _chunk_statistics(self, X, y):
-        rows = max(1, _CHUNK_BYTES // (8 * max(X.shape[1], 1)))
-        # one BLAS thread (as sklearn's KMeans does): tall-skinny Gram products
-        # gain little from threads, and oversubscribed OpenBLAS threads spin
-        with threadpool_limits(limits=1, user_api="blas"):
-            return self._chunk_sums(X, y, rows)
-
-    def _chunk_sums(self, X, y, rows):
-        A = b = None
-        for start in range(0, X.shape[0], rows):
-            Xc, yc = self._clip(X[start : start + rows], y[start : start + rows])
-            A_c, b_c = sufficient_statistics(
-                Xc,
-                yc,
-                self._objective,
-                fit_intercept=self.fit_intercept,
-                intercept_scaling=self.intercept_scaling_,
-            )
-            A, b = (A_c, b_c) if A is None else (A + A_c, b + b_c)
-        return A, b
-
-    def _release(self, A, b, rng):
-        """Noise the statistics once and solve; sets coef_, intercept_, sensitivity_."""
-        domain = self._domain
-        if self.linear_weight == "auto":
-            c = balanced_linear_weight(self._objective, domain, self.mechanism)
-        else:
-            c = float(self.linear_weight)
-        sens = sensitivity(self._objective, domain, linear_weight=c)
-        mech = make_mechanism(
-            self.epsilon, self.delta, sens, n_released(domain), self.mechanism
+        domain = self._declared_domain(X.shape[1])
+        return compute_statistics(
+            X,
+            self._labels_for_statistics(y),
+            self._objective,
+            domain,
+            items=self._fingerprint_items(domain, names),
         )
-        noise_A, noise_b = draw_noise(mech, domain, rng)
-        A_hat, b_hat = add_noise(
-            A,
-            b,
-            noise_A,
-            noise_b,
-            linear_weight=c,
-            granularity=lattice_granularity(mech),
-        )
-        w = solve_noisy_quadratic(
-            A_hat,
-            b_hat,
-            noise_std=release_noise_std(mech),
-            method=self.postprocessing,
-            noise_std_b=release_noise_std(mech) / c,
-            coef_norm=default_coef_norm(self._objective, domain),
-        )
-        self.sensitivity_ = sens
-        self.linear_weight_ = c
-        self.noise_std_ = release_noise_std(mech)
-        if self.fit_intercept:
-            coef, intercept = w[:-1], float(w[-1] * self.intercept_scaling_)
-        else:
-            coef, intercept = w, 0.0
-        return coef, intercept
-
-    def _store(self, coef, intercept):
-        self.coef_ = coef
-        self.intercept_ = intercept
-
-    def _prepare_y(self, y, first_call, classes=None):  # subclasses override
-        return np.asarray(y, dtype=np.float64)
-
-    # ---------------------------------------------------------------- fitting
-    def _fit_one_release(self, chunks, rng, validated=False):
-        """Accumulate statistics over ``chunks`` (first sets the domain); release."""
-        A = b = None
-        n = 0
-        for i, (X, y) in enumerate(chunks):
-            if not validated:
-                X, y = validate_data(
-                    self, X, y, reset=(i == 0), y_numeric=self._objective == "squared"
-                )
-            y = self._prepare_y(y, first_call=(i == 0))
-            if i == 0:
-                self._domain = self._build_domain(X, y)
-            A_c, b_c = self._chunk_statistics(X, y)
-            A, b = (A_c, b_c) if A is None else (A + A_c, b + b_c)
-            n += X.shape[0]
-        if A is None:
-            raise ValueError("chunks must contain at least one (X, y) pair.")
-        if n < 2:
-            raise ValueError(f"Need at least 2 samples in total, got n_samples = {n}.")
-        coef, intercept = self._release(A, b, rng)
-        self.n_samples_seen_ = n
-        self.privacy_spent_ = record_spend(self._spend, type(self).__name__)
-        self._store(coef, intercept)
-        return self
 
     @fit_context(prefer_skip_nested_validation=True)
+    @atomic_fit
+    def fit_statistics(self, stats):
+        """Steps 2 and 3: release ``stats`` once with noise and solve.
+
+        Checks that ``stats`` were computed for this estimator's objective and
+        declared domain, records the spend (one ``(epsilon, delta)``), draws the
+        noise from ``random_state`` and solves the post-processed noisy
+        quadratic. On any failure the estimator is left unfitted.
+
+        Parameters
+        ----------
+        stats : FMStatistics
+            From :meth:`statistics` (merged over any number of blocks).
+
+        Returns
+        -------
+        self
+        """
+        self._check_privacy_params()
+        if not isinstance(stats, FMStatistics):
+            raise TypeError(
+                f"stats must be FMStatistics (from statistics()), got "
+                f"{type(stats).__name__}."
+            )
+        domain = self._declared_domain(stats.n_features, step="fit_statistics")
+        names = stats.domain.get("feature_names")
+        expected = dict(self._fingerprint_items(domain, names))
+        diff = [
+            f"{key} ({value!r} in stats, {expected.get(key)!r} here)"
+            for key, value in stats.domain.items()
+            if expected.get(key) != value
+        ]
+        if diff:
+            raise ValueError(
+                "stats were computed for another objective or declared domain "
+                "than this estimator's: " + ", ".join(diff) + "."
+            )
+        for attr in ("_stats", "_rng", "feature_names_in_"):
+            self.__dict__.pop(attr, None)
+        self.n_features_in_ = stats.n_features
+        if names is not None:
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        if self._objective == "logistic_taylor":
+            self.classes_ = self._declared_classes()
+        rng = check_random_state(self.random_state)
+        return self._release_and_solve(stats, domain, rng)
+
+    def _release_and_solve(self, stats, domain, rng, *, partial=False):
+        """The one release and solve of every central fit; sets the model."""
+        if stats.n < 2:
+            raise ValueError(
+                f"Need at least 2 samples in total, got n_samples = {stats.n}."
+            )
+        source = type(self).__name__ + (".partial_fit" if partial else "")
+        # the spend depends only on the parameters: a refused one stops the
+        # release before any noise is drawn
+        spend = record_spend(self._spend, source)
+        noisy = release(
+            stats.A,
+            stats.b,
+            self._objective,
+            domain,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            mechanism=self.mechanism,
+            linear_weight=self.linear_weight,
+            random_state=rng,
+        )
+        coef, intercept = solve_release(
+            noisy.A,
+            noisy.b,
+            self._objective,
+            domain,
+            noise_std=noisy.noise_std,
+            noise_std_b=noisy.noise_std_b,
+            method=self.postprocessing,
+        )
+        self._set_domain_attributes(domain)
+        self.sensitivity_ = noisy.sensitivity
+        self.linear_weight_ = noisy.linear_weight
+        self.noise_std_ = noisy.noise_std
+        self.n_samples_seen_ = stats.n
+        if partial:
+            self.privacy_spent_ = self.privacy_spent_ + spend
+        else:
+            self.privacy_spent_ = spend
+        self.coef_ = coef
+        self.intercept_ = intercept
+        return self
+
+    # ------------------------------------------------------------- drivers
+    def _chunk_statistics(self, X, y, domain):
+        names = getattr(self, "feature_names_in_", None)
+        names = None if names is None else tuple(names.tolist())
+        return compute_statistics(
+            X, y, self._objective, domain, items=self._fingerprint_items(domain, names)
+        )
+
+    @fit_context(prefer_skip_nested_validation=True)
+    @atomic_fit
     def fit(self, X, y):
         """Fit the model: one release of the noisy objective (spends epsilon once).
+
+        The driver of the three steps on all rows: statistics (clipped to the
+        declared domain; undeclared parts are inferred from the data with a
+        :class:`~skdp.exceptions.PrivacyLeakWarning`), one release, solve.
 
         Parameters
         ----------
@@ -260,16 +201,20 @@ class _BaseFM(BaseEstimator):
         rng = check_random_state(self.random_state)
         for attr in ("_stats", "_rng"):
             self.__dict__.pop(attr, None)
-        return self._fit_one_release([(X, y)], rng, validated=True)
+        y = self._prepare_y(y, first_call=True)
+        domain = self._resolve_domain(X.shape[1], X, y)
+        stats = self._chunk_statistics(X, y, domain)
+        return self._release_and_solve(stats, domain, rng)
 
     @fit_context(prefer_skip_nested_validation=True)
+    @atomic_fit
     def fit_chunks(self, chunks):
         """Fit from an iterable of ``(X, y)`` chunks with memory independent of n.
 
-        The statistics are sums over rows, so they are accumulated chunk by chunk
-        and noised **once** at the end: one release, epsilon spent once, exactly
-        the model :meth:`fit` gives on the concatenated data with the same
-        ``random_state`` (up to floating-point summation order). Undeclared bounds
+        The statistics are exact sums over rows, so they are accumulated chunk by
+        chunk and noised **once** at the end: one release, epsilon spent once,
+        bit for bit the model :meth:`fit` gives on the concatenated data with the
+        same ``random_state`` (when the domain is declared). Undeclared bounds
         are inferred from the first chunk only (with a PrivacyLeakWarning) and
         later chunks are clipped to them.
 
@@ -285,8 +230,21 @@ class _BaseFM(BaseEstimator):
         rng = check_random_state(self.random_state)
         for attr in ("_stats", "_rng"):
             self.__dict__.pop(attr, None)
-        return self._fit_one_release(iter(chunks), rng)
+        stats = domain = None
+        for i, (X, y) in enumerate(chunks):
+            X, y = validate_data(
+                self, X, y, reset=(i == 0), y_numeric=self._objective == "squared"
+            )
+            y = self._prepare_y(y, first_call=(i == 0))
+            if i == 0:
+                domain = self._resolve_domain(X.shape[1], X, y)
+            chunk = self._chunk_statistics(X, y, domain)
+            stats = chunk if stats is None else stats + chunk
+        if stats is None:
+            raise ValueError("chunks must contain at least one (X, y) pair.")
+        return self._release_and_solve(stats, domain, rng)
 
+    @atomic_fit(restore=True)
     def _partial_fit(self, X, y, classes=None):
         self._check_privacy_params()
         first = not hasattr(self, "_stats")
@@ -295,29 +253,16 @@ class _BaseFM(BaseEstimator):
         )
         y = self._prepare_y(y, first_call=first, classes=classes)
         if first:
-            self._domain = self._build_domain(X, y)
+            self._domain = self._resolve_domain(X.shape[1], X, y)
             # one generator for all releases: fresh noise every call
             self._rng = check_random_state(self.random_state)
             self.privacy_spent_ = PrivacyBudget(0.0)
-            self.n_samples_seen_ = 0
             self._stats = None
-        A_c, b_c = self._chunk_statistics(X, y)
-        if self._stats is None:
-            self._stats = (A_c, b_c)
-        else:
-            self._stats = (self._stats[0] + A_c, self._stats[1] + b_c)
-        coef, intercept = self._release(*self._stats, self._rng)
-        spend = record_spend(self._spend, type(self).__name__ + ".partial_fit")
-        self.privacy_spent_ = self.privacy_spent_ + spend
-        self.n_samples_seen_ += X.shape[0]
-        self._store(coef, intercept)
-        return self
-
-    # -------------------------------------------------------------- predicting
-    def _linear_predict(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False)
-        return X @ self.coef_ + self.intercept_
+        chunk = self._chunk_statistics(X, y, self._domain)
+        self._stats = chunk if self._stats is None else self._stats + chunk
+        return self._release_and_solve(
+            self._stats, self._domain, self._rng, partial=True
+        )
 
 
 _COMMON_PARAMS_DOC = """
@@ -351,10 +296,10 @@ _COMMON_PARAMS_DOC = """
         between the quadratic and the linear coefficients). ``"auto"`` minimizes
         the first-order error for a data-free guess of ``||w||`` (the output
         scale over the row-norm bound; see
-        :func:`~skdp.linear_model._functional_mechanism.default_coef_norm`).
+        :func:`~skdp._fm.default_coef_norm`).
     postprocessing : {"ridge", "trim", "none"}, default="ridge"
         How the noisy quadratic is made well posed before the closed-form solve
-        (see :func:`skdp.linear_model._functional_mechanism.solve_noisy_quadratic`):
+        (see :func:`skdp._fm.solve_noisy_quadratic`):
         eigenvalues clipped at 0 plus a ridge of sqrt(p) times the noise
         standard deviation, raised to the bias-variance optimum when the noise
         swamps the signal (chosen by measurement, see ``benchmarks/bench_fm.py``).
@@ -385,7 +330,7 @@ _COMMON_ATTRS_DOC = """
         Only when X has string column names."""
 
 
-class FMLinearRegression(RegressorMixin, _BaseFM):
+class FMLinearRegression(FMRegressorMixin, _BaseFM):
     __doc__ = f"""Linear regression with the functional mechanism.
 
     Releases the coefficients of the squared loss ``sum_i (y_i - x_i^T w)^2``
@@ -408,11 +353,16 @@ class FMLinearRegression(RegressorMixin, _BaseFM):
     **Guarantee.** Replace-one neighbours (n public). The released vector
     ``(A[triu], c b)`` has L1 sensitivity ``Delta_1`` and L2 sensitivity
     ``Delta_2`` computed from the declared domain by
-    :func:`~skdp.linear_model._functional_mechanism.sensitivity`; the Laplace
+    :func:`~skdp._fm.sensitivity`; the Laplace
     release is epsilon-DP, the Gaussian one (epsilon, delta)-DP; the solve is
     post-processing. For ``||x||_2 <= R``, ``|y| <= B``, no intercept, ``c = 1``:
     ``Delta_1 = (d + 1) R^2 + 4 B sqrt(d) R`` and
     ``Delta_2 = sqrt(2 R^4 + 16 B^2 R^2)`` (derivation in that function's Notes).
+
+    **Three steps.** ``fit`` drives :meth:`statistics` (exact, mergeable sums;
+    no spend), one release and the solve; ``statistics`` of any split of the
+    rows, merged with ``+``, then :meth:`fit_statistics` give bit for bit the
+    model of ``fit`` on all rows with the same ``random_state``.
 
     **Chunks.** ``fit_chunks`` accumulates the sums and releases once.
     ``partial_fit`` releases a fresh noisy model from the running sums after every
@@ -438,7 +388,6 @@ class FMLinearRegression(RegressorMixin, _BaseFM):
     True
     """
 
-    _objective = "squared"
     _parameter_constraints = {
         **_BaseFM._parameter_constraints,
         "bounds_y": [tuple, list, None],
@@ -471,25 +420,6 @@ class FMLinearRegression(RegressorMixin, _BaseFM):
         self.postprocessing = postprocessing
         self.random_state = random_state
 
-    def _y_bounds(self, y):
-        if self.bounds_y is not None:
-            lower, upper = check_bounds(self.bounds_y, 1, name="bounds_y")
-            bounds = (float(lower[0]), float(upper[0]))
-        else:
-            if not math.isinf(self.epsilon):
-                warn_privacy_leak(
-                    "bounds_y was not declared, so it is taken from the data: the "
-                    "result leaks the label range and is not differentially "
-                    "private. Declare bounds_y."
-                )
-            bounds = (float(np.min(y)), float(np.max(y)))
-        self.bounds_y_ = bounds
-        return bounds
-
-    def _clip(self, X, y):
-        X, _ = super()._clip(X, y)
-        return X, np.clip(y, *self.bounds_y_)
-
     @fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y):
         """Add a chunk to the running statistics and release a new noisy model.
@@ -506,17 +436,8 @@ class FMLinearRegression(RegressorMixin, _BaseFM):
         """
         return self._partial_fit(X, y)
 
-    def predict(self, X):
-        """Predict ``X @ coef_ + intercept_``."""
-        return self._linear_predict(X)
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.regressor_tags.poor_score = True
-        return tags
-
-
-class FMLogisticRegression(ClassifierMixin, _BaseFM):
+class FMLogisticRegression(FMClassifierMixin, _BaseFM):
     __doc__ = f"""Binary logistic regression with the functional mechanism.
 
     Minimizes the order-2 Taylor expansion of the logistic loss at 0,
@@ -526,6 +447,12 @@ class FMLogisticRegression(ClassifierMixin, _BaseFM):
 
     Parameters
     ----------{_COMMON_PARAMS_DOC}
+    classes : array-like of shape (2,) or None, default=None
+        The two labels; ``classes[1]`` is the positive class (y = 1). Declared
+        classes make the fit independent of which labels occur (a fit on data
+        where only one occurs still gives a model) and are needed by
+        :meth:`statistics`. None takes them from the data with a
+        :class:`~skdp.exceptions.PrivacyLeakWarning`.
 
     Attributes
     ----------{_COMMON_ATTRS_DOC}
@@ -537,10 +464,11 @@ class FMLogisticRegression(ClassifierMixin, _BaseFM):
     **Guarantee.** As for :class:`FMLinearRegression` with ``kappa = 1/8`` and
     ``|beta(y)| = |1/2 - y| = 1/2``: for ``||x||_2 <= R``, no intercept,
     ``c = 1``: ``Delta_1 = (d + 1) R^2 / 8 + sqrt(d) R`` and
-    ``Delta_2 = sqrt(R^4 / 32 + R^2)``. Labels need no bounds (any two values are
-    encoded to {{0, 1}}); which two values occur is taken from the data (like
-    every sklearn classifier's ``classes_``). Multiclass targets raise
-    ValueError.
+    ``Delta_2 = sqrt(R^4 / 32 + R^2)``. Labels need no bounds (the two classes
+    are encoded to {{0, 1}}), but the classes themselves must be declared for the
+    guarantee: which labels occur is data (a dataset with one positive label and
+    its neighbour with none differ in it), so inferring them warns. Multiclass
+    targets raise ValueError.
 
     **Approximation.** The Taylor objective is a quadratic: at ``epsilon=inf``
     the model is its exact minimizer, not the logistic MLE; it behaves like a
@@ -561,7 +489,10 @@ class FMLogisticRegression(ClassifierMixin, _BaseFM):
     (2, 2)
     """
 
-    _objective = "logistic_taylor"
+    _parameter_constraints = {
+        **_BaseFM._parameter_constraints,
+        "classes": ["array-like", None],
+    }
 
     def __init__(
         self,
@@ -575,6 +506,7 @@ class FMLogisticRegression(ClassifierMixin, _BaseFM):
         fit_intercept=True,
         linear_weight="auto",
         postprocessing="ridge",
+        classes=None,
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -586,35 +518,8 @@ class FMLogisticRegression(ClassifierMixin, _BaseFM):
         self.fit_intercept = fit_intercept
         self.linear_weight = linear_weight
         self.postprocessing = postprocessing
+        self.classes = classes
         self.random_state = random_state
-
-    def _prepare_y(self, y, first_call, classes=None):
-        check_classification_targets(y)
-        if first_call:
-            if classes is not None:
-                found = np.unique(np.asarray(classes))
-            else:
-                found = np.unique(y)
-            y_type = type_of_target(found, input_name="y", raise_unknown=True)
-            if found.size > 2:
-                raise ValueError(
-                    "Only binary classification is supported. The type of the "
-                    f"target is {y_type} ({found.size} classes); use one-vs-rest "
-                    "with a split budget."
-                )
-            if found.size < 2:
-                raise ValueError(
-                    f"{type(self).__name__} needs 2 classes; got 1 class "
-                    f"({found[0]!r}) in y."
-                )
-            self.classes_ = found
-        unknown = ~np.isin(y, self.classes_)
-        if np.any(unknown):
-            raise ValueError(
-                f"y contains labels not in classes_ {self.classes_.tolist()}: "
-                f"{np.unique(np.asarray(y)[unknown])[:5].tolist()}."
-            )
-        return (y == self.classes_[1]).astype(np.float64)
 
     @fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None):
@@ -635,29 +540,3 @@ class FMLogisticRegression(ClassifierMixin, _BaseFM):
         self
         """
         return self._partial_fit(X, y, classes=classes)
-
-    def decision_function(self, X):
-        """``X @ coef_ + intercept_``: the log-odds of ``classes_[1]``."""
-        return self._linear_predict(X)
-
-    def predict_proba(self, X):
-        """Probabilities of ``classes_[0]`` and ``classes_[1]`` (sigmoid)."""
-        z = self.decision_function(X)
-        p1 = 0.5 * (1.0 + np.tanh(0.5 * z))  # overflow-free sigmoid
-        return np.column_stack([1.0 - p1, p1])
-
-    def predict_log_proba(self, X):
-        """Log of :meth:`predict_proba`."""
-        z = self.decision_function(X)
-        return np.column_stack([-np.logaddexp(0, z), -np.logaddexp(0, -z)])
-
-    def predict(self, X):
-        """The class with the larger probability (``classes_[1]`` if z > 0)."""
-        z = self.decision_function(X)
-        return self.classes_[(z > 0).astype(int)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.poor_score = True
-        tags.classifier_tags.multi_class = False
-        return tags

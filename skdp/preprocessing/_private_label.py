@@ -13,6 +13,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from skdp.preprocessing._categorical import CategoryCodec
+from skdp.utils._atomic_fit import atomic_fit
 from skdp.utils._sklearn_compat import HasMethods, fit_context
 
 
@@ -107,6 +108,7 @@ class PrivateLabelClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
 
     # scikit-learn's nested parameter validation is kept for the inner objects
     @fit_context(prefer_skip_nested_validation=False)
+    @atomic_fit
     def fit(self, X, y, **fit_params):
         """Privatize ``y``, then fit the inner estimator on ``(X, y_private)``.
 

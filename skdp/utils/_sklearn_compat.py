@@ -18,7 +18,7 @@ from sklearn.utils._param_validation import (
     StrOptions,
     validate_params,
 )
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import _get_feature_names, validate_data
 
 __all__ = [
     "RANDOM_STATE",
@@ -29,6 +29,7 @@ __all__ = [
     "Real",
     "StrOptions",
     "fit_context",
+    "get_feature_names",
     "validate_data",
     "validate_params",
 ]
@@ -39,3 +40,8 @@ __all__ = [
 RANDOM_STATE = ["random_state", np.random.Generator]
 
 fit_context = _fit_context
+
+
+def get_feature_names(X):
+    """Column names of ``X`` as an object array, or None (scikit-learn's rule)."""
+    return _get_feature_names(X)

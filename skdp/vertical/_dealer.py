@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from skdp.linear_model._functional_mechanism import draw_noise
+from skdp._fm import draw_noise
 from skdp.vertical._messages import DEALER, SERVER, Role, party_name
 from skdp.vertical._plan import mechanism_from_spec, triu_position
 

@@ -3,11 +3,17 @@ vertically partitioned parties (seed: vertical-functional-mechanism.txt)."""
 
 import numbers
 
-import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator
 
+from skdp._fm.estimator import (
+    FM_PARAMETER_CONSTRAINTS,
+    FMClassifierMixin,
+    FMDomainMixin,
+    FMPrivacyMixin,
+    FMRegressorMixin,
+    atomic_fit,
+)
 from skdp.accounting import PrivacyBudget, record_spend
-from skdp.linear_model._fm import FMLinearRegression, FMLogisticRegression, _BaseFM
 from skdp.utils import check_random_state
 from skdp.utils._sklearn_compat import Interval, StrOptions, fit_context, validate_data
 from skdp.vertical import _protocol
@@ -18,10 +24,9 @@ from skdp.vertical._secure import require_backend
 __all__ = ["VerticalFMClassifier", "VerticalFMRegressor"]
 
 
-class _VerticalFM(BaseEstimator):
+class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
     """Shared fit logic; subclasses set the objective and the label handling."""
 
-    _objective = None
     # tests switch this on to inspect what every message carried
     _keep_transcript_payloads = False
 
@@ -29,11 +34,7 @@ class _VerticalFM(BaseEstimator):
     max_nonzero = None
 
     _parameter_constraints = {
-        **{
-            k: v
-            for k, v in _BaseFM._parameter_constraints.items()
-            if k != "max_nonzero"
-        },
+        **{k: v for k, v in FM_PARAMETER_CONSTRAINTS.items() if k != "max_nonzero"},
         "partition": [list, tuple, None],
         "n_parties": [Interval(numbers.Integral, 1, None, closed="left")],
         "label_party": [Interval(numbers.Integral, 0, None, closed="left")],
@@ -41,17 +42,12 @@ class _VerticalFM(BaseEstimator):
         "party_epsilon": ["array-like", None],
         "pairwise_epsilon": ["array-like", None],
         "secure_backend": [StrOptions({"plaintext", "bfv"})],
-        "noise_generation": [StrOptions({"distributed", "dealer"})],
+        "noise_generation": [StrOptions({"threshold", "distributed", "dealer"})],
     }
-
-    # the centralized estimators' domain, privacy-parameter and prediction logic
-    _check_privacy_params = _BaseFM._check_privacy_params
-    _spend = _BaseFM._spend
-    _build_domain = _BaseFM._build_domain
-    _linear_predict = _BaseFM._linear_predict
 
     # ---------------------------------------------------------------- fitting
     @fit_context(prefer_skip_nested_validation=True)
+    @atomic_fit
     def fit(self, X, y):
         """Run the vertical protocol once and release the model.
 
@@ -67,15 +63,7 @@ class _VerticalFM(BaseEstimator):
         -------
         self
         """
-        before = set(vars(self))
-        try:
-            return self._fit(X, y)
-        except BaseException:
-            # no partial model: drop everything this fit has set
-            for name in [n for n in vars(self) if n.endswith("_") or n not in before]:
-                if not name.startswith("__") and name not in self.get_params():
-                    delattr(self, name)
-            raise
+        return self._fit(X, y)
 
     def _fit(self, X, y):
         self._check_privacy_params()
@@ -173,15 +161,23 @@ _PARAMS_DOC = """
         searches; no protection against a real adversary). ``"bfv"``: TenSEAL BFV
         homomorphic encryption (``pip install skdp[secure]``); see
         :class:`skdp.vertical._secure.BFVKeyHolder` for the threat model.
-    noise_generation : {"distributed", "dealer"}, default="distributed"
-        ``"distributed"``: the noise of a cross coefficient is the sum of one
-        share from each party of the pair (divisible discrete Laplace or
-        Gaussian), so no single party knows it; a single-party coefficient is
-        noised by its owner. ``"dealer"``: a noise dealer (neither the server nor
-        a party) draws the whole noise vector exactly as the centralized
-        estimator does and hands each piece to one party: with the same
-        ``random_state`` the release equals the centralized one; the dealer knows
-        all the noise and must not collude with the server.
+    noise_generation : {"threshold", "distributed", "dealer"}, default="threshold"
+        Who draws the noise. A single-party coefficient is always noised by its
+        owner. The noise of a cross coefficient is a sum of shares, one from
+        each party of the pair, that no one else sees
+        (:mod:`skdp.vertical._noise_shares`). ``"threshold"``: each share alone
+        is the full mechanism's noise, so a party that knows its own share (and
+        learns the noisy coefficient from the server) still faces the whole
+        mechanism; the cross coefficients carry twice the mechanism's noise
+        variance. ``"distributed"``: the two shares sum to the mechanism's noise
+        (divisible discrete Laplace or Gaussian): less noise, but a party that
+        colludes with the server sees its pair's cross coefficients with only
+        the other half. ``"dealer"``: a noise dealer (neither the server nor a
+        party) draws the whole noise vector exactly as the centralized estimator
+        does and hands each piece to one party: with the same ``random_state``
+        the release equals the centralized one; the dealer knows all the noise
+        and must not collude with the server, and a party knows the pieces it
+        was handed.
     random_state : None, int, RandomState or Generator, default=None"""
 
 _ATTRS_DOC = """
@@ -192,13 +188,21 @@ _ATTRS_DOC = """
         Guarantee for a whole record (top-down: ``(epsilon, delta)``; bottom-up:
         ``sum_k eps^k + sum_{k<l} eps^kl``).
     party_privacy_ : ndarray of shape (n_parties,)
-        The epsilon each party's own columns enjoy (a neighbour that changes only
-        that party's part of one record). Top-down:
+        The epsilon (at the release's delta) that party k's own columns (for
+        the label party: and the labels) enjoy, for a neighbour that changes
+        only that party's part of one record. Top-down:
         ``epsilon * Delta_k / Delta`` with ``Delta_k`` the sensitivity of the
         coefficients that involve party k's data (for the label party also every
         linear coefficient), recomputed for the declared domain (for Gaussian
         noise, the exact epsilon at the same sigma and delta). Bottom-up:
-        ``eps^(k)``.
+        ``eps^(k)``. It holds against outsiders (the model), the server (every
+        noisy coefficient) and any parties without the server; against parties
+        colluding with the server only with ``noise_generation="threshold"``,
+        and only as far as the backend holds: see ``privacy_threat_model_``.
+    privacy_threat_model_ : dict
+        ``{adversary: what holds}``: outsiders, the server, parties without the
+        server, parties with the server (and the dealer with the server), for
+        this fit's noise generation and backend.
     sensitivity_ : Sensitivity or None
         Of the whole release (top-down).
     noise_std_ : float
@@ -237,12 +241,22 @@ _NOTES_DOC = """
 
     **Threat model.** Honest-but-curious server and parties; the server holds
     the only decryption key; it never sees an input ciphertext, a raw column, the
-    labels or a noise-free cross sum. See the backends for collusions. Under a
-    row-norm bound each party clips its block to ``data_norm sqrt(d_k/d)`` (no
-    party sees a whole row); rows inside these balls are unchanged."""
+    labels or a noise-free cross sum. Against parties colluding with the server
+    (who see the noisy coefficients minus their own noise shares), the default
+    ``noise_generation="threshold"`` keeps ``party_privacy_[k]`` for every party
+    k outside the coalition: every coefficient involving party k carries a
+    share from party k that alone is the mechanism's noise, and the rest is
+    post-processing. With ``"distributed"`` shares that guarantee is lost for
+    the coalition's own pairs; with ``"dealer"`` for the pieces of noise the
+    coalition was handed. With ``secure_backend="bfv"`` the server's key also
+    decrypts what a colluding party evaluated (the columns of lower-indexed
+    parties, the labels). See ``privacy_threat_model_`` and the user guide.
+    Under a row-norm bound each party clips its block to
+    ``data_norm sqrt(d_k/d)`` (no party sees a whole row); rows inside these
+    balls are unchanged."""
 
 
-class VerticalFMRegressor(RegressorMixin, _VerticalFM):
+class VerticalFMRegressor(FMRegressorMixin, _VerticalFM):
     __doc__ = f"""Linear regression with the functional mechanism over vertically
     partitioned parties (the parties hold disjoint columns of the same rows).
 
@@ -279,12 +293,10 @@ class VerticalFMRegressor(RegressorMixin, _VerticalFM):
     True
     """
 
-    _objective = "squared"
     _parameter_constraints = {
         **_VerticalFM._parameter_constraints,
         "bounds_y": [tuple, list, None],
     }
-    _y_bounds = FMLinearRegression._y_bounds
 
     def __init__(
         self,
@@ -305,7 +317,7 @@ class VerticalFMRegressor(RegressorMixin, _VerticalFM):
         party_epsilon=None,
         pairwise_epsilon=None,
         secure_backend="plaintext",
-        noise_generation="distributed",
+        noise_generation="threshold",
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -327,23 +339,8 @@ class VerticalFMRegressor(RegressorMixin, _VerticalFM):
         self.noise_generation = noise_generation
         self.random_state = random_state
 
-    def _prepare_y(self, y, first_call, classes=None):
-        return np.asarray(y, dtype=np.float64)
 
-    def _clip_y(self, y):
-        return np.clip(np.asarray(y, dtype=np.float64), *self.bounds_y_)
-
-    def predict(self, X):
-        """Predict ``X @ coef_ + intercept_``."""
-        return self._linear_predict(X)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.regressor_tags.poor_score = True
-        return tags
-
-
-class VerticalFMClassifier(ClassifierMixin, _VerticalFM):
+class VerticalFMClassifier(FMClassifierMixin, _VerticalFM):
     __doc__ = f"""Binary logistic regression (order-2 Taylor objective) with the
     functional mechanism over vertically partitioned parties.
 
@@ -374,14 +371,6 @@ class VerticalFMClassifier(ClassifierMixin, _VerticalFM):
     (3,)
     """
 
-    _objective = "logistic_taylor"
-    _y_bounds = _BaseFM._y_bounds
-    _prepare_y = FMLogisticRegression._prepare_y
-    decision_function = FMLogisticRegression.decision_function
-    predict_proba = FMLogisticRegression.predict_proba
-    predict_log_proba = FMLogisticRegression.predict_log_proba
-    predict = FMLogisticRegression.predict
-
     def __init__(
         self,
         *,
@@ -400,7 +389,7 @@ class VerticalFMClassifier(ClassifierMixin, _VerticalFM):
         party_epsilon=None,
         pairwise_epsilon=None,
         secure_backend="plaintext",
-        noise_generation="distributed",
+        noise_generation="threshold",
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -420,9 +409,3 @@ class VerticalFMClassifier(ClassifierMixin, _VerticalFM):
         self.secure_backend = secure_backend
         self.noise_generation = noise_generation
         self.random_state = random_state
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.poor_score = True
-        tags.classifier_tags.multi_class = False
-        return tags

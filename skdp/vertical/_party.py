@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from skdp.linear_model._functional_mechanism import objective_constants
+from skdp._fm import objective_constants
 from skdp.utils import clip_to_bounds, clip_to_norm
 from skdp.vertical._messages import SERVER, Role, party_name
 from skdp.vertical._noise_shares import noise_share

@@ -11,11 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from skdp.linear_model._functional_mechanism import (
+from skdp._fm import (
     DataDomain,
     Sensitivity,
     balanced_linear_weight,
-    default_coef_norm,
     make_mechanism,
     n_released,
     objective_constants,
@@ -366,13 +365,23 @@ class Plan:
         m_beta = float(np.max(np.abs(beta(np.asarray(y_bounds, dtype=np.float64)))))
         return n_samples * m_x * max(m_x * kappa, m_beta * self.linear_weight)
 
-    def noise_std(self):
-        """``(std on A, std on c b)`` for the post-processing."""
-        if self.budgets is None:
+    def noise_std(self, noise_generation="dealer"):
+        """``(std on A, std on c b)`` for the post-processing: the mechanism's
+        (root mean square over the groups), or with ``"threshold"`` shares the
+        noise actually released (``m / (m - 1)`` times the variance on a group
+        with ``m >= 2`` contributors)."""
+        threshold = noise_generation == "threshold"
+        if self.budgets is None and not threshold:
             std = release_noise_std(self.top_mechanism)
             return std, std
-        quad = [(len(g.quad[0]), release_noise_std(g.mechanism)) for g in self._gs]
-        lin = [(len(g.lin), release_noise_std(g.mechanism)) for g in self._gs]
+
+        def std(g):
+            out = release_noise_std(g.mechanism)
+            m = len(g.contributors)
+            return out * math.sqrt(m / (m - 1)) if threshold and m > 1 else out
+
+        quad = [(len(g.quad[0]), std(g)) for g in self._gs]
+        lin = [(len(g.lin), std(g)) for g in self._gs]
         return tuple(
             math.sqrt(sum(n * s * s for n, s in pairs) / sum(n for n, _ in pairs))
             for pairs in (quad, lin)
@@ -381,9 +390,6 @@ class Plan:
     @property
     def _gs(self):
         return list(self.groups.values())
-
-    def coef_norm(self):
-        return default_coef_norm(self.objective, self.domain)
 
     def spend(self):
         """``(epsilon, delta)`` of the whole record."""

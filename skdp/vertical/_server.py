@@ -11,11 +11,7 @@ party.
 
 import numpy as np
 
-from skdp.linear_model._functional_mechanism import (
-    objective_constants,
-    solve_noisy_quadratic,
-    symmetric_from_triu,
-)
+from skdp._fm import objective_constants, solve_release, symmetric_from_triu
 from skdp.vertical._messages import DEALER, SERVER, Role, party_name
 from skdp.vertical._plan import (
     assemble_domain,
@@ -33,39 +29,40 @@ __all__ = ["ServerRole", "threat_model"]
 
 
 def threat_model(noise_generation, backend):
-    """Whom ``party_privacy`` holds against: ``{adversary: statement}``.
+    """Against whom ``party_privacy`` holds: ``{adversary: statement}``.
 
-    The adversaries are honest-but-curious (they follow the protocol and pool
-    what they see). "holds" means: party k's columns (and the label party's
-    labels) enjoy ``party_privacy[k]`` against that adversary.
+    Adversaries are honest-but-curious: they follow the protocol and pool what
+    they see. "holds" means that the columns of every party outside the
+    adversary (and the labels, if the label party is outside) enjoy that party's
+    ``party_privacy`` epsilon. See the user guide's threat-model table.
     """
+    coalition = {
+        "threshold": "holds for every party outside the coalition: each cross "
+        "coefficient carries a full-noise share from each party of its pair",
+        "distributed": "weaker: a cross coefficient of a coalition member keeps "
+        "only the other party's share, part of the mechanism's noise",
+        "dealer": "broken for the cross coefficients whose dealer noise a "
+        "coalition member added (it knows that noise)",
+    }[noise_generation]
+    if backend == "bfv":
+        coalition += (
+            "; and the server's key decrypts the ciphertexts a coalition member "
+            "evaluated (columns of lower-indexed parties, the labels): exposed"
+        )
     out = {
         "outsiders": "holds (they see the released model only)",
         "server": "holds (noisy coefficients; slot-masked sums)",
-        "one party": "holds (ciphertexts, its own data and the model)",
+        "parties without the server": "holds (ciphertexts, own data, the model)",
+        "parties with the server": coalition,
     }
-    if noise_generation == "threshold":
-        out["one party + server"] = (
-            "holds for the coefficients: the other shares carry the full noise"
+    if noise_generation == "dealer":
+        out["dealer with the server"] = "nothing holds: the dealer knows all noise"
+    if backend == "plaintext":
+        out["backend"] = (
+            "plaintext is the ideal functionality (simulation): the statements hold "
+            "for an ideal secure product; across processes it sends the encryptor's "
+            "columns in the clear to the evaluating party"
         )
-    elif noise_generation == "distributed":
-        out["one party + server"] = (
-            "weaker: a cross coefficient keeps only the other party's share of noise"
-        )
-    else:
-        out["one party + server"] = "holds for the coefficients (dealer noise)"
-        out["dealer + server"] = "no protection: the dealer knows every noise value"
-    if backend == "bfv":
-        out["one party + server"] += (
-            "; but the server's key decrypts the ciphertexts that party evaluated "
-            "(the columns of lower-indexed parties and the labels): those are exposed"
-        )
-    elif backend == "plaintext":
-        out["one party + server"] += (
-            "; ideal functionality: the plaintext backend itself sends columns in "
-            "the clear to the evaluating party"
-        )
-    out["two parties + server"] = "not covered"
     return out
 
 
@@ -364,21 +361,18 @@ class ServerRole(Role):
         c = plan.linear_weight
         A_hat = symmetric_from_triu(self._upper, plan.n_coef)
         b_hat = self._lin / c
-        noise_std, noise_std_b = plan.noise_std()
-        # the centralized estimator's post-processing, with the same arguments
-        w = solve_noisy_quadratic(
+        noise_std, noise_std_b = plan.noise_std(self.noise_generation)
+        # the centralized estimator's post-processing and solve
+        domain = plan.domain
+        coef, intercept = solve_release(
             A_hat,
             b_hat,
+            self.objective,
+            domain,
             noise_std=noise_std,
-            method=self.postprocessing,
             noise_std_b=noise_std_b / c,
-            coef_norm=plan.coef_norm(),
+            method=self.postprocessing,
         )
-        domain = plan.domain
-        if self.fit_intercept:
-            coef, intercept = w[:-1], float(w[-1] * domain.intercept_scaling)
-        else:
-            coef, intercept = w, 0.0
         sens = plan.sensitivity
         model = {
             "coef": np.asarray(coef, dtype=np.float64),

@@ -163,15 +163,17 @@ def test_small_group_label_flips_match_retraining():
     assert abs(predicted - actual) <= 0.10 * abs(actual)
 
 
+@pytest.mark.parametrize("order", [1, 2])
 @pytest.mark.parametrize(
     "perturb", [{LABEL: 1.0}, {"g": 0.5}, {"g": 1.0, LABEL: 2.0}], ids=str
 )
-def test_rr_group_influence_matches_mean_retraining(perturb):
+def test_rr_group_influence_matches_mean_retraining(perturb, order):
     # small-group regime: the expected change over RR draws; tolerance = 5
-    # standard errors of the draw mean + 15 % for the first-order error
+    # standard errors of the draw mean + 15 % for the expansion's error
     X, y = make_data(1000, seed=13)
     X_te, y_te = make_data(1000, seed=14)
-    est = RRInfluenceEstimator(LogisticRegression(), attributes={"g": 2}).fit(X, y)
+    est = RRInfluenceEstimator(LogisticRegression(), attributes={"g": 2}, order=order)
+    est = est.fit(X, y)
     group = np.arange(8)
     predicted = est.influence(X_te, y_te, groups=group, perturb=perturb)
     n_draws = 150
@@ -205,7 +207,7 @@ def test_second_order_is_closer_for_a_large_group():
     X_te, y_te = make_data(1500, seed=18)
     group = X[:, 2] == 1
     perturb = {LABEL: 0.2}
-    first = RRInfluenceEstimator(LogisticRegression()).fit(X, y)
+    first = RRInfluenceEstimator(LogisticRegression(), order=1).fit(X, y)
     second = RRInfluenceEstimator(LogisticRegression(), order=2).fit(X, y)
     actual = first.validate(
         X_te, y_te, groups=group, perturb=perturb, n_draws=20, random_state=0
@@ -218,7 +220,8 @@ def test_second_order_is_closer_for_a_large_group():
 # ------------------------------------------------------------------ expectations
 def test_exact_expectation_equals_brute_force_sum():
     X, y = make_data(300, seed=19)
-    est = RRInfluenceEstimator(LogisticRegression(), attributes={"g": 2}).fit(X, y)
+    est = RRInfluenceEstimator(LogisticRegression(), attributes={"g": 2}, order=1)
+    est = est.fit(X, y)
     X_te, y_te = make_data(200, seed=20)
     i, eps_g, eps_y = 7, 0.7, 1.3
     got = est.influence(X_te, y_te, groups=[i], perturb={"g": eps_g, LABEL: eps_y})
@@ -264,13 +267,15 @@ def test_monte_carlo_matches_exact(order):
         np.testing.assert_allclose(mean, exact, rtol=0.1)
 
 
-def test_scaling_approximation_exact_for_one_attribute_not_for_two():
+@pytest.mark.parametrize("order", [1, 2])
+def test_scaling_approximation_exact_for_one_attribute_not_for_two(order):
     X, y = make_data(300, seed=23)
     X_te, y_te = make_data(200, seed=24)
     kw = dict(groups=np.arange(40))
-    exact = RRInfluenceEstimator(LogisticRegression(), attributes={"g": 2}).fit(X, y)
+    exact = RRInfluenceEstimator(LogisticRegression(), attributes={"g": 2}, order=order)
+    exact = exact.fit(X, y)
     scaling = RRInfluenceEstimator(
-        LogisticRegression(), attributes={"g": 2}, expectation="scaling"
+        LogisticRegression(), attributes={"g": 2}, expectation="scaling", order=order
     ).fit(X, y)
     one = {"g": [0.2, 1.0, 4.0]}
     np.testing.assert_allclose(
@@ -286,8 +291,10 @@ def test_scaling_approximation_exact_for_one_attribute_not_for_two():
 
 def test_single_attribute_influence_is_proportional_to_change_probability():
     # one binary attribute: E[change] = q(eps) * (effect of a flip), q = 1/(1+e^eps)
+    # (first order: linear in the change probability)
     X, y = make_data(300, seed=25)
-    est = RRInfluenceEstimator(LogisticRegression(), attributes={"g": 2}).fit(X, y)
+    est = RRInfluenceEstimator(LogisticRegression(), attributes={"g": 2}, order=1)
+    est = est.fit(X, y)
     X_te, y_te = make_data(300, seed=26)
     eps = np.array([0.1, 1.0, 3.0, np.inf])
     group = X[:, 2] == 0
@@ -334,7 +341,7 @@ def test_solvers_agree(n_classes):
     results = {}
     for method in ("explicit", "cg", "lissa"):
         est = RRInfluenceEstimator(
-            LogisticRegression(), method=method, lissa_depth=3000
+            LogisticRegression(), method=method, lissa_depth=3000, order=1
         ).fit(X, y)
         results[method] = est.influence(X_te, y_te, **kw)
     np.testing.assert_allclose(results["cg"], results["explicit"], rtol=1e-8)
@@ -496,7 +503,7 @@ def test_second_order_equals_brute_force_for_two_rows():
     P_g = RandomizedResponseMechanism(eps_g, 3).matrix
     P_y = RandomizedResponseMechanism(eps_y, 2).matrix
     entry = est._test_direction(X_te, y_te)
-    H, H_te, grad_te = est.hessian_, est._test_hessian(entry), entry["grad"]
+    H, H_te, grad_te = est.hessian_, entry.hessian(), entry.grad
     mu, dH, second = np.zeros(H.shape[0]), np.zeros_like(H), []
     for i in rows:
         x_old = np.append(X[i], 1.0)[None]

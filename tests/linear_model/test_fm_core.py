@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from skdp.linear_model._functional_mechanism import (
+from skdp._fm import (
     DEFAULT_RIDGE_FACTOR,
     DataDomain,
     add_noise,

@@ -10,11 +10,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MinMaxScaler
 
-from skdp.accounting import PrivacyBudget, track_budget
-from skdp.datasets import make_private_classification, make_private_regression
-from skdp.exceptions import PrivacyLeakWarning
-from skdp.linear_model import FMLinearRegression, FMLogisticRegression
-from skdp.linear_model._functional_mechanism import (
+from skdp._fm import (
     DataDomain,
     add_noise,
     default_coef_norm,
@@ -27,6 +23,10 @@ from skdp.linear_model._functional_mechanism import (
     solve_noisy_quadratic,
     sufficient_statistics,
 )
+from skdp.accounting import PrivacyBudget, track_budget
+from skdp.datasets import make_private_classification, make_private_regression
+from skdp.exceptions import PrivacyLeakWarning
+from skdp.linear_model import FMLinearRegression, FMLogisticRegression
 
 ESTIMATORS = [FMLinearRegression, FMLogisticRegression]
 
@@ -47,6 +47,8 @@ def _declared(est):
     kw = {"data_norm": 1.0}
     if isinstance(est, FMLinearRegression) or est is FMLinearRegression:
         kw["bounds_y"] = (-1, 1)
+    else:
+        kw["classes"] = (0, 1)
     return kw
 
 
@@ -225,6 +227,10 @@ def test_missing_bounds_warn(reg_data, clf_data):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         FMLinearRegression(epsilon=1.0, data_norm=1.0, bounds_y=(-1, 1)).fit(X, y)
+        FMLogisticRegression(epsilon=1.0, bounds_X=(-1, 1), classes=[0, 1]).fit(
+            *clf_data[:2]
+        )
+    with pytest.warns(PrivacyLeakWarning, match="classes"):
         FMLogisticRegression(epsilon=1.0, bounds_X=(-1, 1)).fit(*clf_data[:2])
 
 

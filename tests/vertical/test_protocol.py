@@ -5,8 +5,8 @@ import pytest
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
+from skdp._fm import objective_constants
 from skdp.datasets import make_private_regression
-from skdp.linear_model._functional_mechanism import objective_constants
 from skdp.vertical import ProtocolError, VerticalFMClassifier, VerticalFMRegressor
 from skdp.vertical._messages import SERVER
 from skdp.vertical._party import PartyRole

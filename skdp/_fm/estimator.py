@@ -1,0 +1,333 @@
+"""Bases shared by every FM estimator, central and vertical.
+
+Each piece is a named mixin, as scikit-learn shares ``_RidgeClassifierMixin``:
+
+- :class:`FMPrivacyMixin`: the privacy-parameter checks and the spend;
+- :class:`FMDomainMixin`: the declared domain (inferred with a
+  PrivacyLeakWarning when undeclared and allowed), its fitted attributes and
+  the statistics fingerprint;
+- :class:`FMRegressorMixin` / :class:`FMClassifierMixin`: labels, prediction and
+  tags of the two objectives;
+- :func:`~skdp.utils._atomic_fit.atomic_fit` (re-exported here): the one
+  implementation of "no partial model after any failure" (a refused budget
+  included), also used by the other DP estimators.
+"""
+
+import math
+import numbers
+
+import numpy as np
+from sklearn.base import ClassifierMixin, RegressorMixin
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted
+
+from skdp._fm.domain import DataDomain
+from skdp._fm.statistics import fingerprint_items
+from skdp.accounting import PrivacyBudget
+from skdp.utils import check_bounds
+from skdp.utils._atomic_fit import atomic_fit
+from skdp.utils._sklearn_compat import (
+    RANDOM_STATE,
+    Interval,
+    Options,
+    StrOptions,
+    validate_data,
+)
+from skdp.utils._warnings import warn_privacy_leak
+
+__all__ = [
+    "FM_PARAMETER_CONSTRAINTS",
+    "FMClassifierMixin",
+    "FMDomainMixin",
+    "FMPrivacyMixin",
+    "FMRegressorMixin",
+    "atomic_fit",
+]
+
+FM_PARAMETER_CONSTRAINTS = {
+    "epsilon": [
+        Interval(numbers.Real, 0, None, closed="neither"),
+        Options(numbers.Real, {np.inf}),
+    ],
+    "delta": [Interval(numbers.Real, 0, 1, closed="left")],
+    "mechanism": [StrOptions({"laplace", "gaussian"})],
+    "bounds_X": [tuple, list, None],
+    "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
+    "max_nonzero": [Interval(numbers.Integral, 1, None, closed="left"), None],
+    "fit_intercept": ["boolean"],
+    "linear_weight": [
+        StrOptions({"auto"}),
+        Interval(numbers.Real, 0, None, closed="neither"),
+    ],
+    "postprocessing": [StrOptions({"ridge", "trim", "none"})],
+    "random_state": RANDOM_STATE,
+}
+
+
+class FMPrivacyMixin:
+    """Privacy parameters (``epsilon``, ``delta``, ``mechanism``) and the spend."""
+
+    def _check_privacy_params(self):
+        if self.mechanism == "gaussian" and not 0 < self.delta < 1:
+            raise ValueError(
+                f"delta must be in (0, 1) for mechanism='gaussian', got {self.delta!r}."
+            )
+
+    @property
+    def _spend(self):
+        """What one release spends: a function of the parameters only."""
+        delta = self.delta if self.mechanism == "gaussian" else 0.0
+        if math.isinf(self.epsilon):
+            delta = 0.0
+        return PrivacyBudget(self.epsilon, delta)
+
+
+class FMDomainMixin:
+    """The declared domain (``bounds_X``, ``data_norm``, ``max_nonzero``, labels).
+
+    Subclasses set ``_objective`` and provide ``_label_bounds(y)`` (the
+    regressor's ``bounds_y``) and ``_undeclared_labels()``.
+    """
+
+    _objective = None
+
+    def _label_bounds(self, y):
+        return None
+
+    def _undeclared_labels(self):
+        return []
+
+    def _undeclared(self):
+        """What the user still has to declare for a data-independent domain."""
+        missing = []
+        if self.bounds_X is None and self.data_norm is None:
+            missing.append("bounds_X and/or data_norm")
+        return missing + self._undeclared_labels()
+
+    def _resolve_domain(self, n_features, X=None, y=None):
+        """The domain: declared, or (given data) missing parts inferred with a
+        PrivacyLeakWarning. Sets no attribute."""
+        d = int(n_features)
+        private = not math.isinf(self.epsilon)
+        lower = upper = None
+        if self.bounds_X is not None:
+            lower, upper = check_bounds(self.bounds_X, d, name="bounds_X")
+        data_norm = self.data_norm
+        if lower is None and data_norm is None:
+            if private:
+                warn_privacy_leak(
+                    "Neither bounds_X nor data_norm was declared, so data_norm is "
+                    "taken from the data: the result leaks the largest row norm and "
+                    "is not differentially private. Declare bounds_X or data_norm."
+                )
+            norms = np.sqrt(np.einsum("ij,ij->i", X, X)) if X.size else np.zeros(1)
+            data_norm = float(norms.max()) or 1.0
+        if data_norm is not None:
+            data_norm = float(data_norm)
+        if lower is not None and data_norm is not None:
+            if np.any((lower > 0) | (upper < 0)):
+                raise ValueError(
+                    "bounds_X must contain 0 for every feature when data_norm is "
+                    "also given."
+                )
+        if getattr(self, "max_nonzero", None) is not None and lower is not None:
+            if np.any((lower > 0) | (upper < 0)):
+                raise ValueError(
+                    "bounds_X must contain 0 for every feature when max_nonzero is "
+                    "given."
+                )
+        if data_norm is not None:
+            scaling = data_norm
+        else:
+            scaling = float(np.max(np.maximum(np.abs(lower), np.abs(upper))))
+        return DataDomain(
+            n_features=d,
+            lower=lower,
+            upper=upper,
+            data_norm=data_norm,
+            y_bounds=self._label_bounds(y),
+            fit_intercept=bool(self.fit_intercept),
+            intercept_scaling=scaling if scaling > 0 else 1.0,
+            max_nonzero=getattr(self, "max_nonzero", None),
+        )
+
+    def _declared_domain(self, n_features, step="statistics"):
+        """The declared domain; ValueError naming what to declare if incomplete."""
+        missing = self._undeclared()
+        if missing:
+            raise ValueError(
+                f"{type(self).__name__}.{step} needs a declared domain: declare "
+                + ", ".join(missing)
+                + ". Inferring it from each block of rows would leak it and make "
+                "the statistics depend on how the rows were split."
+            )
+        return self._resolve_domain(n_features)
+
+    def _set_domain_attributes(self, domain):
+        self.bounds_ = (domain.lower, domain.upper) if domain.has_box else None
+        self.data_norm_ = domain.data_norm
+        self.intercept_scaling_ = domain.intercept_scaling
+        if domain.y_bounds is not None:
+            self.bounds_y_ = domain.y_bounds
+
+    def _build_domain(self, X, y):
+        """The domain for a fit on ``(X, y)`` (inferring what is undeclared, with
+        a warning); records it in ``bounds_``, ``data_norm_``, ..."""
+        domain = self._resolve_domain(X.shape[1], X, y)
+        self._set_domain_attributes(domain)
+        return domain
+
+    def _fingerprint_items(self, domain, feature_names=None):
+        extra = {"feature_names": feature_names}
+        extra.update(self._label_fingerprint())
+        return fingerprint_items(self._objective, domain, **extra)
+
+    def _label_fingerprint(self):
+        return {}
+
+    def _linear_predict(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        return X @ self.coef_ + self.intercept_
+
+
+class FMRegressorMixin(RegressorMixin):
+    """The squared objective: labels bounded by ``bounds_y``; linear prediction."""
+
+    _objective = "squared"
+
+    def _undeclared_labels(self):
+        return [] if self.bounds_y is not None else ["bounds_y"]
+
+    def _label_bounds(self, y):
+        if self.bounds_y is not None:
+            lower, upper = check_bounds(self.bounds_y, 1, name="bounds_y")
+            return (float(lower[0]), float(upper[0]))
+        if not math.isinf(self.epsilon):
+            warn_privacy_leak(
+                "bounds_y was not declared, so it is taken from the data: the "
+                "result leaks the label range and is not differentially "
+                "private. Declare bounds_y."
+            )
+        return (float(np.min(y)), float(np.max(y)))
+
+    def _prepare_y(self, y, first_call, classes=None):
+        return np.asarray(y, dtype=np.float64)
+
+    def _labels_for_statistics(self, y):
+        return np.asarray(y, dtype=np.float64)
+
+    def predict(self, X):
+        """Predict ``X @ coef_ + intercept_``."""
+        return self._linear_predict(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.regressor_tags.poor_score = True
+        return tags
+
+
+class FMClassifierMixin(ClassifierMixin):
+    """The logistic Taylor objective: two classes encoded {0, 1}; sigmoid model.
+
+    The classes are the ``classes`` parameter when declared (a fit on data with
+    one class present still works), else taken from the data with a
+    PrivacyLeakWarning (which labels occur is itself data).
+    """
+
+    _objective = "logistic_taylor"
+    classes = None  # estimators with a ``classes`` parameter override this
+
+    def _undeclared_labels(self):
+        return [] if self.classes is not None else ["classes"]
+
+    def _label_fingerprint(self):
+        classes = None if self.classes is None else self._declared_classes()
+        return {"classes": classes}
+
+    def _declared_classes(self, classes=None):
+        declared = self.classes if classes is None else classes
+        found = np.unique(np.asarray(declared))
+        if (
+            self.classes is not None
+            and classes is not None
+            and not np.array_equal(found, np.unique(np.asarray(self.classes)))
+        ):
+            raise ValueError(
+                f"classes={list(classes)!r} differs from the declared "
+                f"classes={list(self.classes)!r}."
+            )
+        return self._check_two(found, "classes")
+
+    def _check_two(self, found, where):
+        y_type = type_of_target(found, input_name="y", raise_unknown=True)
+        if found.size > 2:
+            raise ValueError(
+                "Only binary classification is supported. The type of the "
+                f"target is {y_type} ({found.size} classes); use one-vs-rest "
+                "with a split budget."
+            )
+        if found.size < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs 2 classes; got 1 class "
+                f"({found[0]!r}) in {where}. Declare classes=[...] to fit on data "
+                "where only one of them occurs."
+            )
+        return found
+
+    def _resolve_classes(self, y, classes=None):
+        if self.classes is not None or classes is not None:
+            return self._declared_classes(classes)
+        if not math.isinf(self.epsilon):
+            warn_privacy_leak(
+                "classes was not declared, so the two labels are taken from the "
+                "data: which labels occur leaks and the result is not "
+                "differentially private. Declare classes."
+            )
+        return self._check_two(np.unique(y), "y")
+
+    def _encode(self, y, classes, name="classes_"):
+        if y.size:
+            check_classification_targets(y)
+        unknown = ~np.isin(y, classes)
+        if np.any(unknown):
+            raise ValueError(
+                f"y contains labels not in {name} {classes.tolist()}: "
+                f"{np.unique(np.asarray(y)[unknown])[:5].tolist()}."
+            )
+        return (y == classes[1]).astype(np.float64)
+
+    def _prepare_y(self, y, first_call, classes=None):
+        check_classification_targets(y)
+        if first_call:
+            self.classes_ = self._resolve_classes(y, classes)
+        return self._encode(y, self.classes_)
+
+    def _labels_for_statistics(self, y):
+        return self._encode(np.asarray(y), self._declared_classes(), "classes")
+
+    def decision_function(self, X):
+        """``X @ coef_ + intercept_``: the log-odds of ``classes_[1]``."""
+        return self._linear_predict(X)
+
+    def predict_proba(self, X):
+        """Probabilities of ``classes_[0]`` and ``classes_[1]`` (sigmoid)."""
+        z = self.decision_function(X)
+        p1 = 0.5 * (1.0 + np.tanh(0.5 * z))  # overflow-free sigmoid
+        return np.column_stack([1.0 - p1, p1])
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba`."""
+        z = self.decision_function(X)
+        return np.column_stack([-np.logaddexp(0, z), -np.logaddexp(0, -z)])
+
+    def predict(self, X):
+        """The class with the larger probability (``classes_[1]`` if z > 0)."""
+        z = self.decision_function(X)
+        return self.classes_[(z > 0).astype(int)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.poor_score = True
+        tags.classifier_tags.multi_class = False
+        return tags
