@@ -17,7 +17,7 @@ pytest.importorskip("cryptography")
 import pandas as pd  # noqa: E402
 from sklearn.utils.validation import check_is_fitted  # noqa: E402
 
-from skdp.linear_model._functional_mechanism import objective_constants  # noqa: E402
+from skdp._fm import objective_constants  # noqa: E402
 from skdp.vertical import VerticalFMClassifier, VerticalFMRegressor  # noqa: E402
 from skdp.vertical.federated import (  # noqa: E402
     FederatedError,
