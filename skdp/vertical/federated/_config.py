@@ -116,6 +116,7 @@ class PartyConfig:
     features: tuple
     label: str | None
     label_bounds: tuple | None
+    classes: tuple | None
     bounds: dict  # feature -> (lower, upper)
     data_norm: float | None
     policy: Policy
@@ -341,6 +342,19 @@ def party_config_from_dict(table, base=Path("."), source="<dict>"):
         label_bounds = _bound(data, "label_bounds", data.get("label_bounds", list))
     if label is None and label_bounds is not None:
         data._fail("label_bounds", "is only for the label party (set data.label)")
+    classes = data.get(
+        "classes",
+        list,
+        None,
+        lambda v: (
+            len(v) == 2
+            and len(set(v)) == 2
+            and all(isinstance(c, int | str) and not isinstance(c, bool) for c in v)
+        ),
+        "two distinct class labels (integers or strings)",
+    )
+    if label is None and classes is not None:
+        data._fail("classes", "is only for the label party (set data.label)")
     if id_column in features or (label is not None and label in features + [id_column]):
         data._fail("features", "must not contain the id or label column", features)
     data.done()
@@ -386,6 +400,7 @@ def party_config_from_dict(table, base=Path("."), source="<dict>"):
         features=tuple(features),
         label=label,
         label_bounds=label_bounds,
+        classes=None if classes is None else tuple(classes),
         bounds=bounds,
         data_norm=data_norm,
         policy=policy,

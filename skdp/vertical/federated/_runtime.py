@@ -238,8 +238,36 @@ def _label_info(config, data):
         return {}
     if config.label_bounds is not None:
         return {"label_bounds": list(config.label_bounds)}
-    classes = np.unique(data.y)
+    classes = _classes(config, data)
     return {"classes": [c.item() if hasattr(c, "item") else c for c in classes]}
+
+
+def _classes(config, data, warn=True):
+    """The two classes: declared in the config, else (with a warning) the data's."""
+    if config.classes is not None:
+        classes = np.unique(np.asarray(config.classes))
+        unknown = ~np.isin(data.y, classes)
+        if unknown.any():
+            raise ValueError(
+                f"{config.name}: the label column {config.label!r} holds labels not "
+                f"in data.classes {classes.tolist()}: "
+                f"{np.unique(data.y[unknown])[:5].tolist()}."
+            )
+        return classes
+    from skdp.utils._warnings import warn_privacy_leak
+
+    classes = np.unique(data.y)
+    if warn:
+        warn_privacy_leak(
+            f"{config.name}: data.classes was not declared, so the two labels are "
+            "taken from the data: which labels occur leaks. Declare data.classes."
+        )
+    if classes.size != 2:
+        raise ValueError(
+            f"{config.name}: the label column {config.label!r} must hold 2 classes, "
+            f"found {classes.size}."
+        )
+    return classes
 
 
 def _write_json(path, obj):
@@ -427,12 +455,7 @@ def _default_party_role(config, request, data, index):
     if config.label is not None:
         labels = np.asarray(data.y)
         if request["objective"] == "logistic":
-            classes = np.unique(labels)
-            if classes.size != 2:
-                raise ValueError(
-                    f"{config.name}: the label column {config.label!r} must hold 2 "
-                    f"classes, found {classes.size}."
-                )
+            classes = _classes(config, data, warn=False)  # warned at accept
             labels = (labels == classes[1]).astype(np.float64)
     budget = None
     if request["budget"] == "bottom-up":

@@ -139,6 +139,8 @@ class Deployment:
                 data["label"] = "label"
                 if objective == "linear":
                     data["label_bounds"] = list(label_bounds)
+                else:
+                    data["classes"] = [0, 1]
             # rows shuffled per party: the runtime must sort them by id
             order = np.random.default_rng(k).permutation(n)
             write_csv(
