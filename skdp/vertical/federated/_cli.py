@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import sys
+import time
 
 __all__ = ["certs_main", "party_main", "server_main"]
 
@@ -24,6 +25,7 @@ def _on_sigterm(signum, frame):
 
 
 def _run(kind, argv):
+    started, entered = time.perf_counter(), time.time()  # after the imports
     from skdp.vertical.federated._config import (
         ConfigError,
         load_party_config,
@@ -48,15 +50,19 @@ def _run(kind, argv):
         return 2
     who = f"skdp-{kind} {config.name}"
     try:
-        out = (run_party if kind == "party" else run_server)(config)
+        out = (run_party if kind == "party" else run_server)(config, started=started)
     except BaseException as exc:  # every failure: one line naming the cause
         print(format_failure(who, exc), file=sys.stderr, flush=True)
         return 1
     traffic = out["traffic"]
-    summary = {"name": config.name, "traffic": traffic}
+    summary = {
+        "name": config.name,
+        "traffic": traffic,
+        "seconds": out["seconds"],
+        "entered": entered,
+    }
     if kind == "server":
         summary["paths"] = out["paths"]
-        summary["seconds"] = out["seconds"]
         print(f"{who}: model released to {out['paths'][1]}", flush=True)
     else:
         print(f"{who}: done", flush=True)

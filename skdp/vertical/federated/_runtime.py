@@ -57,6 +57,22 @@ def _cause(exc):
     return f"{type(exc).__name__}: {exc}"
 
 
+class _Clock:
+    """Wall time of each phase; ``startup`` (imports, data) when ``started`` is
+    the ``time.perf_counter()`` of the process's entry point."""
+
+    def __init__(self, started=None):
+        self.seconds = {}
+        self._last = time.perf_counter()
+        if started is not None:
+            self.seconds["startup"] = self._last - started
+
+    def __call__(self, phase):
+        now = time.perf_counter()
+        self.seconds[phase] = now - self._last
+        self._last = now
+
+
 def drive_remote(node, roles):
     """Run the roles hosted here; messages to other participants go over TLS.
 
@@ -134,7 +150,7 @@ def _check_request(config, request, data):
     return index, parties
 
 
-def run_party(config, *, make_role=None):
+def run_party(config, *, make_role=None, started=None):
     """Host one party: read its data, check the request, run its role.
 
     Parameters
@@ -144,6 +160,8 @@ def run_party(config, *, make_role=None):
     make_role : callable or None
         ``make_role(config, request, data, index) -> Role``; default: the vertical
         protocol's party role.
+    started : float or None
+        ``time.perf_counter()`` when the process started (for the timings).
 
     Returns
     -------
@@ -163,8 +181,10 @@ def run_party(config, *, make_role=None):
         config.data_path, config.id_column, config.features, config.label, "raw"
     )
     node = _party_node(config)
+    clock = _Clock(started)
     try:
         node.wait_for_peers()
+        clock("connect")
         node.watch([config.server])
         request_msg = node.next_message(
             lambda m: m.step == SESSION and m.sender == config.server
@@ -215,11 +235,18 @@ def run_party(config, *, make_role=None):
         )
         go = node.next_message(lambda m: m.step == SESSION and m.kind == "go")
         role = make_role(config, request | go.payload, data, index)
+        clock("session")
         results = drive_remote(node, {role.name: role})
+        clock("protocol")
         node.send(Message(CONTROL, config.name, config.server, "done", {}))
         node.next_message(lambda m: m.step == CONTROL and m.kind == "released")
+        clock("release")
         node.unwatch()
-        out = {"result": results[role.name], "traffic": node.traffic()}
+        out = {
+            "result": results[role.name],
+            "traffic": node.traffic(),
+            "seconds": clock.seconds,
+        }
         if config.output is not None:
             _write_json(config.output, out)
         return out
@@ -286,7 +313,7 @@ def _write_json(path, obj):
 
 
 # ====================================================================== server
-def run_server(config, *, make_roles=None, make_model=None):
+def run_server(config, *, make_roles=None, make_model=None, started=None):
     """Host the server: send the request, run its role(s), write the model.
 
     Parameters
@@ -300,6 +327,8 @@ def run_server(config, *, make_roles=None, make_model=None):
     make_model : callable or None
         ``make_model(config, accepted, result) -> dict`` for
         :func:`~skdp.vertical.federated._model.save_model`.
+    started : float or None
+        ``time.perf_counter()`` when the process started (for the timings).
 
     Returns
     -------
@@ -318,6 +347,7 @@ def run_server(config, *, make_roles=None, make_model=None):
     make_roles = make_roles or _default_server_roles
     make_model = make_model or _default_model
     peers = {p.name: p.address for p in config.parties}
+    clock = _Clock(started)
     node = Node(
         config.name,
         config.listen,
@@ -327,9 +357,8 @@ def run_server(config, *, make_roles=None, make_model=None):
         config.max_message_bytes,
     )
     try:
-        clock = [("start", time.perf_counter())]
         node.wait_for_peers()
-        clock.append(("connect", time.perf_counter()))
+        clock("connect")
         node.watch(peers)
         roles_table = {"server": config.name}
         roles_table.update(
@@ -361,7 +390,7 @@ def run_server(config, *, make_roles=None, make_model=None):
             "partition": [list(range(a, b)) for a, b in zip(offsets, offsets[1:])],
             "n_features": int(offsets[-1]),
         }
-        clock.append(("session", time.perf_counter()))
+        clock("session")
         roles = make_roles(config, accepted | {"": go})
         for p in config.parties:
             node.send(Message(SESSION, config.name, p.name, "go", go))
@@ -370,11 +399,11 @@ def run_server(config, *, make_roles=None, make_model=None):
         while len(done) < len(config.parties):
             m = node.next_message(lambda m: m.step == CONTROL and m.kind == "done")
             done.add(m.sender)
-        clock.append(("protocol", time.perf_counter()))
+        clock("protocol")
         model = make_model(config, accepted, results)
         node.unwatch()
         paths = save_model(config.output, model)
-        clock.append(("release", time.perf_counter()))
+        clock("release")
         for p in config.parties:
             try:
                 node.send(Message(CONTROL, config.name, p.name, "released", {}))
@@ -384,7 +413,7 @@ def run_server(config, *, make_roles=None, make_model=None):
             "model": model,
             "paths": [str(p) for p in paths],
             "traffic": node.traffic(),
-            "seconds": {b[0]: b[1] - a[1] for a, b in zip(clock, clock[1:])},
+            "seconds": clock.seconds,
         }
     except BaseException as exc:
         cause = _cause(exc)
