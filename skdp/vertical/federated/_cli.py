@@ -20,6 +20,12 @@ def _quiet_grpc():
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
 
+def _missing_extras():
+    import importlib.util
+
+    return [m for m in ("grpc", "cryptography") if importlib.util.find_spec(m) is None]
+
+
 def _on_sigterm(signum, frame):
     raise SystemExit(f"terminated by signal {signum}")
 
@@ -41,6 +47,13 @@ def _run(kind, argv):
     parser.add_argument("--stats", help="write traffic and result summary (JSON) here")
     args = parser.parse_args(argv)
     _quiet_grpc()
+    missing = _missing_extras()
+    if missing:
+        print(
+            f"skdp-{kind}: needs {', '.join(missing)}: pip install skdp[federated]",
+            file=sys.stderr,
+        )
+        return 2
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         load = load_party_config if kind == "party" else load_server_config
