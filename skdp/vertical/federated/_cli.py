@@ -54,7 +54,6 @@ def _run(kind, argv):
             file=sys.stderr,
         )
         return 2
-    signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         load = load_party_config if kind == "party" else load_server_config
         config = load(args.config)
@@ -62,11 +61,15 @@ def _run(kind, argv):
         print(f"skdp-{kind}: config error: {exc}", file=sys.stderr)
         return 2
     who = f"skdp-{kind} {config.name}"
+    # SIGTERM aborts the run like any failure: peers are told, nothing released
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         out = (run_party if kind == "party" else run_server)(config, started=started)
     except BaseException as exc:  # every failure: one line naming the cause
         print(format_failure(who, exc), file=sys.stderr, flush=True)
         return 1
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     traffic = out["traffic"]
     summary = {
         "name": config.name,
