@@ -1,6 +1,7 @@
 """A party's data file: record ids, feature columns, maybe the label column.
 
-CSV is read with the standard library; Parquet with ``pyarrow``. Rows are sorted
+CSV and Parquet are read with ``pyarrow`` (CSV falls back to the standard
+library without it). Rows are sorted
 by id (compared as strings) so that every party uses the same order; duplicate or
 empty ids, missing columns and non-numeric or missing values raise ValueError
 naming the file, column and row.
@@ -22,16 +23,54 @@ class PartyData:
     y: np.ndarray | None  # raw labels (float64, or str for class names)
 
 
-def _read_columns(path, columns):
+def _csv_header(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        return next(csv.reader(f), [])
+
+
+def _columns_from_arrow(table, columns, text):
+    """Numeric columns without nulls as float arrays, the others as lists (the
+    id column and ``text`` columns as strings)."""
+    import pyarrow.types as pt
+
+    out = {}
+    for c in columns:
+        col = table.column(c)
+        kind = col.type
+        if (
+            c not in text
+            and col.null_count == 0
+            and (pt.is_integer(kind) or pt.is_floating(kind))
+        ):
+            out[c] = col.to_numpy().astype(np.float64)
+        else:
+            out[c] = col.to_pylist()
+    return out
+
+
+def _read_columns(path, columns, text):
     if path.suffix.lower() == ".csv":
+        header = _csv_header(path)
+        missing = [c for c in columns if c not in header]
+        if missing:
+            raise ValueError(f"{path}: missing column(s) {missing}; has {header}.")
+        try:  # the fast reader (the federated extra installs it)
+            import pyarrow as pa
+            import pyarrow.csv as pcsv
+        except ImportError:
+            pcsv = None
+        if pcsv is not None:
+            options = pcsv.ConvertOptions(
+                include_columns=list(columns),
+                column_types={c: pa.string() for c in text},
+                strings_can_be_null=False,
+            )
+            return _columns_from_arrow(
+                pcsv.read_csv(path, convert_options=options), columns, text
+            )
         with open(path, newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            header = reader.fieldnames or []
-            missing = [c for c in columns if c not in header]
-            if missing:
-                raise ValueError(f"{path}: missing column(s) {missing}; has {header}.")
             out = {c: [] for c in columns}
-            for row in reader:
+            for row in csv.DictReader(f):
                 for c in columns:
                     out[c].append(row[c])
         return out
@@ -47,10 +86,15 @@ def _read_columns(path, columns):
         raise ValueError(
             f"{path}: missing column(s) {missing}; has {table.column_names}."
         )
-    return {c: table.column(c).to_pylist() for c in columns}
+    return _columns_from_arrow(table, columns, text)
 
 
 def _numbers(path, column, values):
+    if isinstance(values, np.ndarray):
+        bad = np.flatnonzero(~np.isfinite(values))
+        if bad.size == 0:
+            return values
+        values = values.tolist()  # the loop below names the first bad row
     out = np.empty(len(values))
     for i, v in enumerate(values):
         try:
@@ -99,7 +143,7 @@ def read_party_data(path, id_column, features, label=None, label_kind="number"):
         the strings as read (convert later with :func:`convert_labels`).
     """
     columns = [id_column, *features] + ([label] if label else [])
-    raw = _read_columns(path, columns)
+    raw = _read_columns(path, columns, text=[id_column] + ([label] if label else []))
     ids = ["" if v is None else str(v) for v in raw[id_column]]
     if not ids:
         raise ValueError(f"{path}: no rows.")
