@@ -90,7 +90,7 @@ def _read_columns(path, columns, text):
 
 
 def _numbers(path, column, values):
-    if isinstance(values, np.ndarray):
+    if isinstance(values, np.ndarray) and values.dtype.kind == "f":
         bad = np.flatnonzero(~np.isfinite(values))
         if bad.size == 0:
             return values

@@ -52,3 +52,13 @@ def test_parquet(tmp_path):
     data = read_party_data(tmp_path / "d.parquet", "id", ["a"])
     assert data.ids == ["1", "2", "3"]
     np.testing.assert_array_equal(data.X.ravel(), [0.1, 0.2, 0.3])
+
+
+def test_raw_labels_convert_later(tmp_path):
+    from skdp.vertical.federated._data import convert_labels
+
+    path = _csv(tmp_path, "id,a,y\n2,1,0.5\n1,3,-2\n")
+    data = read_party_data(path, "id", ["a"], "y", "raw")
+    assert data.y.tolist() == ["-2", "0.5"]
+    assert convert_labels(path, "y", data.y, "number").tolist() == [-2.0, 0.5]
+    assert convert_labels(path, "y", data.y, "class").tolist() == ["-2", "0.5"]
