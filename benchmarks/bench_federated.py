@@ -120,6 +120,8 @@ def run_in_process(objective, data, backend="bfv"):
     X, y, parts = data
     cls = VerticalFMRegressor if objective == "linear" else VerticalFMClassifier
     kw = {"bounds_y": (-1, 1)} if objective == "linear" else {}
+    if objective == "logistic" and "classes" in cls().get_params():
+        kw["classes"] = [0, 1]  # declared, as the label party's config does
     est = cls(
         epsilon=1.0,
         data_norm=1.0,
