@@ -190,7 +190,9 @@ def test_request_over_policy_is_refused(tmp_path):
     results = _run_threads(dep)
     _all_failed(results, dep)
     assert "epsilon 1.5 exceeds max_epsilon 1" in str(results["org-1"])
-    assert "org-1 refused the request" in str(results["server"])
+    # "org-1 refused the request: ..." or, if org-1's abort overtakes its
+    # refusal, "org-1 aborted the run: ...": the server names the party and why
+    assert "org-1" in str(results["server"])
     assert "epsilon 1.5 exceeds max_epsilon 1" in str(results["server"])
 
 
@@ -199,6 +201,7 @@ def test_backend_outside_policy_is_refused(tmp_path):
     dep.parties[0]["policy"]["backends"] = ["bfv"]
     results = _run_threads(dep)
     _all_failed(results, dep)
+    assert "org-0" in str(results["server"])
     assert "backend 'plaintext' is not in the accepted ['bfv']" in str(
         results["server"]
     )
