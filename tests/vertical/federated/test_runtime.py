@@ -329,3 +329,35 @@ def test_wire_never_carries_raw_data_or_exact_cross_sums(tmp_path, monkeypatch):
                 close = np.isclose(flat[:, None], exact[None, :], rtol=1e-9, atol=1e-9)
                 assert not close.any(), message.kind
     assert checked > 50
+
+
+def test_bottom_up_budgets_in_threads(tmp_path):
+    """Bottom-up budgets travel from the server config to each party's role; the
+    release equals the in-process estimator's (dealer noise, same seed)."""
+    sizes = [1, 2, 1]
+    blocks, X, y = _data(60, sizes, "linear")
+    party_eps = [1.0, 0.9, 0.8]
+    pairs = [[0.0, 0.2, 0.3], [0.2, 0.0, 0.1], [0.3, 0.1, 0.0]]
+    timeouts = {"startup": 20.0, "call": 30.0, "heartbeat": 0.5, "protocol": 120.0}
+    dep = Deployment(tmp_path, blocks, y, timeouts=timeouts)
+    dep.server["model"].update(
+        budget="bottom-up", party_epsilon=party_eps, pairwise_epsilon=pairs
+    )
+    results = _run_threads(dep)
+    for name, res in results.items():
+        assert not isinstance(res, BaseException), (name, res)
+    ref = VerticalFMRegressor(
+        bounds_X=(-1.0, 1.0),
+        bounds_y=(-1.0, 1.0),
+        partition=_partition(sizes),
+        budget="bottom-up",
+        party_epsilon=party_eps,
+        pairwise_epsilon=pairs,
+        noise_generation="dealer",
+        random_state=0,
+    ).fit(X, y)
+    model = load_model(tmp_path / "model")
+    np.testing.assert_array_equal(model.coef_, ref.coef_)
+    assert model.intercept_ == ref.intercept_
+    np.testing.assert_allclose(model.party_privacy_, party_eps)
+    assert model.privacy_spent_ == ref.privacy_spent_
