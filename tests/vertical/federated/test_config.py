@@ -163,3 +163,39 @@ def test_policy_refuses_with_every_reason():
     # bottom-up: the party's own total counts
     with pytest.raises(PolicyError, match="epsilon 1.5 exceeds"):
         policy.check(ok, n_samples=50, own_epsilon=1.5)
+
+
+def _doc_blocks():
+    """The indented literal blocks of the deployment guide."""
+    from pathlib import Path
+
+    text = (
+        Path(__file__).resolve().parents[3] / "doc/user_guide/federated.rst"
+    ).read_text()
+    blocks = []
+    for chunk in text.split("::\n\n")[1:]:
+        lines = []
+        for line in chunk.splitlines():
+            if line and not line.startswith("    "):
+                break
+            lines.append(line[4:])
+        blocks.append("\n".join(lines).strip() + "\n")
+    return blocks
+
+
+def test_the_guide_configs_are_valid(tmp_path):
+    blocks = _doc_blocks()
+    party = next(b for b in blocks if b.startswith('name = "bank"'))
+    server = next(b for b in blocks if b.startswith('name = "server"'))
+    (tmp_path / "certs").mkdir()
+    for name in ["ca.pem", "bank.pem", "bank.key", "server.pem", "server.key"]:
+        (tmp_path / "certs" / name).write_text("x")
+    (tmp_path / "bank.csv").write_text("customer_id,age,income,defaulted\n")
+    (tmp_path / "party.toml").write_text(party)
+    (tmp_path / "server.toml").write_text(server)
+    p = load_party_config(tmp_path / "party.toml")
+    assert p.label == "defaulted" and p.policy.backends == ("bfv",)
+    assert p.classes == (0, 1)
+    s = load_server_config(tmp_path / "server.toml")
+    assert [q.name for q in s.parties] == ["bank", "insurer", "telco"]
+    assert s.label_party == "bank" and s.objective == "logistic"
