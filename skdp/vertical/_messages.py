@@ -63,9 +63,13 @@ def check_payload(payload, where="payload"):
     """Raise TypeError unless ``payload`` is data only (see the module doc)."""
     if payload is None or isinstance(payload, str | bytes | bool):
         return
-    if isinstance(payload, numbers.Integral | numbers.Real) and not isinstance(
-        payload, np.ndarray
-    ):
+    if isinstance(payload, np.generic):
+        # JSON has no numpy scalars: what works in one process must work on a wire
+        raise TypeError(
+            f"{where}: a numpy scalar ({type(payload).__name__}); send a Python "
+            "number (.item()) or an array."
+        )
+    if isinstance(payload, numbers.Integral | numbers.Real):
         return
     if isinstance(payload, np.ndarray):
         if payload.dtype.kind not in "biuf":

@@ -371,6 +371,8 @@ def test_payloads_are_data_only():
         check_payload({1: 2})
     with pytest.raises(TypeError, match="numeric or bool dtype"):
         check_payload({"x": np.array(["a"])})
+    with pytest.raises(TypeError, match="numpy scalar"):
+        check_payload({"x": [np.float64(1.0)]})
     check_payload({"a": [1, 2.0, None, True, "s", b"x", np.zeros(2)], "b": {}})
 
 
