@@ -302,7 +302,38 @@ def _bound(reader, key, value):
 
 
 def load_party_config(path):
-    """Read and check a party's TOML config; return a :class:`PartyConfig`."""
+    """Read and check a party's TOML config; return a :class:`PartyConfig`.
+
+    Raises :class:`ConfigError` naming the file and the key for a missing key, a
+    wrong type or value, an unknown key or a missing file.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> for f in ["ca.pem", "bank.pem", "bank.key", "bank.csv"]:
+    ...     _ = (d / f).write_text("")
+    >>> _ = (d / "party.toml").write_text('''
+    ... name = "bank"
+    ... listen = "0.0.0.0:7001"
+    ... [tls]
+    ... ca_cert = "ca.pem"
+    ... cert = "bank.pem"
+    ... key = "bank.key"
+    ... [peers]
+    ... server = "coordinator.example.org:7000"
+    ... [data]
+    ... path = "bank.csv"
+    ... id_column = "id"
+    ... features = ["age"]
+    ... [domain]
+    ... bounds = { age = [0, 1] }
+    ... [policy]
+    ... max_epsilon = 1.0
+    ... ''')
+    >>> load_party_config(d / "party.toml").policy.max_epsilon
+    1.0
+    """
     table, base, source = _load_toml(path)
     return party_config_from_dict(table, base, source)
 
@@ -413,7 +444,11 @@ def party_config_from_dict(table, base=Path("."), source="<dict>"):
 
 
 def load_server_config(path):
-    """Read and check the server's TOML config; return a :class:`ServerConfig`."""
+    """Read and check the server's TOML config; return a :class:`ServerConfig`.
+
+    Raises :class:`ConfigError` naming the file and the key (see
+    :func:`load_party_config` for an example).
+    """
     table, base, source = _load_toml(path)
     return server_config_from_dict(table, base, source)
 

@@ -173,6 +173,16 @@ def run_party(config, *, make_role=None, started=None):
     ------
     FederatedError
         Any failure or abort, anywhere; nothing was released.
+
+    Examples
+    --------
+    Each organisation runs its own party (the configs are described in the
+    deployment guide); the call returns once the server has released the model:
+
+    >>> from skdp.vertical.federated import run_party
+    >>> out = run_party("party.toml")  # doctest: +SKIP
+    >>> out["traffic"]["sent"]  # doctest: +SKIP
+    103842611
     """
     if not hasattr(config, "peers"):
         config = load_party_config(config)
@@ -341,6 +351,14 @@ def run_server(config, *, make_roles=None, make_model=None, started=None):
     ------
     FederatedError
         Any failure, refusal or abort, anywhere; nothing was released.
+
+    Examples
+    --------
+    >>> from skdp.vertical import load_model
+    >>> from skdp.vertical.federated import run_server
+    >>> out = run_server("server.toml")  # doctest: +SKIP
+    >>> load_model(out["paths"][0]).coef_.shape  # doctest: +SKIP
+    (20,)
     """
     if not hasattr(config, "parties"):
         config = load_server_config(config)
