@@ -185,15 +185,16 @@ def _all_failed(results, dep):
 
 
 def test_request_over_policy_is_refused(tmp_path):
+    """Through the console scripts: every process exits 1 naming the cause."""
     dep = _small(tmp_path, epsilon=1.5)
     dep.parties[1]["policy"]["max_epsilon"] = 1.0
-    results = _run_threads(dep)
-    _all_failed(results, dep)
-    assert "epsilon 1.5 exceeds max_epsilon 1" in str(results["org-1"])
-    # "org-1 refused the request: ..." or, if org-1's abort overtakes its
-    # refusal, "org-1 aborted the run: ...": the server names the party and why
-    assert "org-1" in str(results["server"])
-    assert "epsilon 1.5 exceeds max_epsilon 1" in str(results["server"])
+    out = wait_all(launch(dep.write()), PROCESS_TIMEOUT)
+    for name, (code, _, err) in out.items():
+        assert code == 1, f"{name} exited {code}: {err[-2000:]}"
+        # each names the refusing party and the reason (directly or via the abort)
+        assert "epsilon 1.5 exceeds max_epsilon 1" in err, (name, err[-2000:])
+    assert "org-1" in out["server"][2]
+    assert not (tmp_path / "model.json").exists()
 
 
 def test_backend_outside_policy_is_refused(tmp_path):
