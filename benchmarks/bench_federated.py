@@ -151,6 +151,7 @@ def main(quick=True, out_dir="benchmarks/results"):
         wall, stats, parties, data = run_federated(objective, n, d, K)
         in_wall, transcript = run_in_process(objective, data)
         seconds = stats["server"]["seconds"]
+        in_sent, in_received = transcript.bytes_sent(), transcript.bytes_received()
         per = []
         for name, s in stats.items():
             t = s["traffic"]
@@ -166,6 +167,8 @@ def main(quick=True, out_dir="benchmarks/results"):
                     sec["protocol"],
                     _mb(t["sent"]),
                     _mb(t["received"]),
+                    _mb(in_sent.get(role, 0)),
+                    _mb(in_received.get(role, 0)),
                     t["messages_sent"],
                     link,
                 ]
@@ -200,6 +203,8 @@ def main(quick=True, out_dir="benchmarks/results"):
                     "protocol s",
                     "sent MB",
                     "received MB",
+                    "in-process sent MB",
+                    "in-process received MB",
                     "messages sent",
                     "100 Mbit/s adds s",
                 ],
