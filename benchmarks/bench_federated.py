@@ -163,7 +163,7 @@ def main(quick=True, out_dir="benchmarks/results"):
                     name,
                     role,
                     sec["imports"],
-                    sec.get("startup", float("nan")),
+                    sec.get("startup", 0.0) + sec.get("data", 0.0),
                     sec["protocol"],
                     _mb(t["sent"]),
                     _mb(t["received"]),

@@ -21,7 +21,6 @@ A run has four phases (every message over mutually authenticated TLS, see
 """
 
 import json
-import math
 import sys
 import time
 import traceback
@@ -42,6 +41,12 @@ from skdp.vertical.federated._config import (
 from skdp.vertical.federated._data import convert_labels, read_party_data
 from skdp.vertical.federated._model import save_model
 from skdp.vertical.federated._node import CONTROL, FederatedError, Node
+from skdp.vertical.federated._roles import (
+    label_info,
+    model_file,
+    party_role,
+    server_roles,
+)
 
 __all__ = ["FederatedError", "run_party", "run_server"]
 
@@ -186,13 +191,15 @@ def run_party(config, *, make_role=None, started=None):
     """
     if not hasattr(config, "peers"):
         config = load_party_config(config)
-    make_role = make_role or _default_party_role
-    data = read_party_data(
-        config.data_path, config.id_column, config.features, config.label, "raw"
-    )
+    make_role = make_role or party_role
     node = _party_node(config)
     clock = _Clock(started)
     try:
+        # a bad data file fails the run like anything else (peers are told)
+        data = read_party_data(
+            config.data_path, config.id_column, config.features, config.label, "raw"
+        )
+        clock("data")
         node.wait_for_peers()
         clock("connect")
         node.watch([config.server])
@@ -239,7 +246,7 @@ def run_party(config, *, make_role=None, started=None):
                 config.server,
                 "accept",
                 {"n_samples": len(data.ids), "features": list(config.features)}
-                | _label_info(config, data),
+                | label_info(config, data),
             ),
             to=config.server,
         )
@@ -268,43 +275,6 @@ def run_party(config, *, make_role=None, started=None):
         raise FederatedError(f"{config.name}: {cause}") from exc
     finally:
         node.close()
-
-
-def _label_info(config, data):
-    if config.label is None:
-        return {}
-    if config.label_bounds is not None:
-        return {"label_bounds": list(config.label_bounds)}
-    classes = _classes(config, data)
-    return {"classes": [c.item() if hasattr(c, "item") else c for c in classes]}
-
-
-def _classes(config, data, warn=True):
-    """The two classes: declared in the config, else (with a warning) the data's."""
-    if config.classes is not None:
-        classes = np.unique(np.asarray(config.classes))
-        unknown = ~np.isin(data.y, classes)
-        if unknown.any():
-            raise ValueError(
-                f"{config.name}: the label column {config.label!r} holds labels not "
-                f"in data.classes {classes.tolist()}: "
-                f"{np.unique(data.y[unknown])[:5].tolist()}."
-            )
-        return classes
-    from skdp.utils._warnings import warn_privacy_leak
-
-    classes = np.unique(data.y)
-    if warn:
-        warn_privacy_leak(
-            f"{config.name}: data.classes was not declared, so the two labels are "
-            "taken from the data: which labels occur leaks. Declare data.classes."
-        )
-    if classes.size != 2:
-        raise ValueError(
-            f"{config.name}: the label column {config.label!r} must hold 2 classes, "
-            f"found {classes.size}."
-        )
-    return classes
 
 
 def _write_json(path, obj):
@@ -362,8 +332,8 @@ def run_server(config, *, make_roles=None, make_model=None, started=None):
     """
     if not hasattr(config, "parties"):
         config = load_server_config(config)
-    make_roles = make_roles or _default_server_roles
-    make_model = make_model or _default_model
+    make_roles = make_roles or server_roles
+    make_model = make_model or model_file
     peers = {p.name: p.address for p in config.parties}
     clock = _Clock(started)
     node = Node(
@@ -441,181 +411,6 @@ def run_server(config, *, make_roles=None, make_model=None, started=None):
         raise FederatedError(f"{config.name}: {cause}") from exc
     finally:
         node.close()
-
-
-# ============================================== default roles (vertical protocol)
-_OBJECTIVE = {"linear": "squared", "logistic": "logistic_taylor"}
-
-
-def _plan_policy(config, request):
-    """``policy(plan)`` for the party role: the plan the server actually sends
-    must be the request this party accepted, and within its policy."""
-    policy = config.policy
-
-    def check(plan):
-        privacy = plan.get("privacy", {})
-        problems = []
-        for key, got, want in [
-            ("objective", plan.get("objective"), _OBJECTIVE[request["objective"]]),
-            ("backend", plan.get("backend"), request["backend"]),
-            (
-                "noise_generation",
-                plan.get("noise_generation"),
-                request["noise_generation"],
-            ),
-            ("budget", privacy.get("budget"), request["budget"]),
-            ("mechanism", privacy.get("mechanism"), request["mechanism"]),
-        ]:
-            if got != want:
-                problems.append(f"{key} {got!r} differs from the accepted {want!r}")
-        if request["budget"] == "top-down":
-            eps = float(privacy.get("epsilon", math.inf))
-            if not eps <= min(policy.max_epsilon, float(request["epsilon"])):
-                problems.append(f"epsilon {eps:g} exceeds the accepted")
-            delta = float(privacy.get("delta", 1.0))
-            if not delta <= policy.max_delta:
-                problems.append(
-                    f"delta {delta:g} exceeds max_delta {policy.max_delta:g}"
-                )
-            for g in plan.get("groups", []):
-                if not float(g["mechanism"]["epsilon"]) <= policy.max_epsilon:
-                    problems.append(f"group {g['name']} has epsilon above max_epsilon")
-        if int(plan.get("n_samples", 0)) < policy.min_samples:
-            problems.append(f"n_samples below min_samples {policy.min_samples}")
-        if problems:
-            raise PolicyError(
-                f"{config.name} refuses the plan: " + "; ".join(problems) + "."
-            )
-
-    return check
-
-
-def _default_party_role(config, request, data, index):
-    from skdp.vertical._party import PartyRole
-
-    columns = request["partition"][index]
-    lower = upper = None
-    if config.bounds:
-        lower = [config.bounds[f][0] for f in config.features]
-        upper = [config.bounds[f][1] for f in config.features]
-    labels = None
-    if config.label is not None:
-        labels = np.asarray(data.y)
-        if request["objective"] == "logistic":
-            classes = _classes(config, data, warn=False)  # warned at accept
-            labels = (labels == classes[1]).astype(np.float64)
-    budget = None
-    if request["budget"] == "bottom-up":
-        budget = [request["party_epsilon"][index], *request["pairwise_epsilon"][index]]
-    return PartyRole(
-        index,
-        columns,
-        data.X,
-        n_features=request["n_features"],
-        lower=lower,
-        upper=upper,
-        data_norm=config.data_norm,
-        labels=labels,
-        y_bounds=config.label_bounds if config.label is not None else None,
-        budget=budget,
-        rng=np.random.default_rng(),  # this party's own entropy, no one else's
-        policy=_plan_policy(config, request),
-        copy=False,
-    )
-
-
-def _default_server_roles(config, accepted):
-    from skdp.utils import check_random_state
-    from skdp.vertical._dealer import DealerRole
-    from skdp.vertical._messages import DEALER, SERVER
-    from skdp.vertical._server import ServerRole
-
-    names = [p.name for p in config.parties]
-    roles = {
-        SERVER: ServerRole(
-            objective=_OBJECTIVE[config.objective],
-            partition=accepted[""]["partition"],
-            label_party=names.index(config.label_party),
-            fit_intercept=config.fit_intercept,
-            epsilon=config.epsilon,
-            delta=config.delta,
-            mechanism=config.mechanism,
-            budget=config.budget,
-            linear_weight=config.linear_weight,
-            postprocessing=config.postprocessing,
-            backend=config.backend,
-            noise_generation=config.noise_generation,
-        )
-    }
-    if config.noise_generation == "dealer":
-        # the dealer draws as the in-process estimator does for random_state
-        roles[DEALER] = DealerRole(check_random_state(config.random_state))
-    return roles
-
-
-def _default_model(config, accepted, results):
-    """The server's release as a model file (see :mod:`._model`)."""
-    from skdp.vertical._messages import SERVER
-
-    res = results[SERVER]
-    names = [p.name for p in config.parties]
-    label = accepted[config.label_party]
-    domain = res["domain"]
-    privacy = dict(res["privacy"])
-    features = [f for n in names for f in accepted[n].get("features", [])]
-    params = {
-        "epsilon": config.epsilon,
-        "delta": config.delta,
-        "mechanism": config.mechanism,
-        "fit_intercept": config.fit_intercept,
-        "linear_weight": res["linear_weight"],
-        "postprocessing": config.postprocessing,
-        "partition": [[int(c) for c in cols] for cols in res["partition"]],
-        "label_party": int(res["label_party"]),
-        "budget": config.budget,
-        "party_epsilon": list(config.party_epsilon) if config.party_epsilon else None,
-        "pairwise_epsilon": (
-            [list(r) for r in config.pairwise_epsilon]
-            if config.pairwise_epsilon
-            else None
-        ),
-        "secure_backend": config.backend,
-        "noise_generation": config.noise_generation,
-        "random_state": config.random_state,
-        "data_norm": domain["data_norm"],
-    }
-    model = {
-        "estimator": (
-            "VerticalFMRegressor"
-            if config.objective == "linear"
-            else "VerticalFMClassifier"
-        ),
-        "coef": res["coef"],
-        "intercept": res["intercept"],
-        "n_features_in": len(features),
-        "feature_names": features,
-        "parties": names,
-        "partition": params["partition"],
-        "label_party": params["label_party"],
-        "params": params,
-        "privacy_spent": {"epsilon": privacy["epsilon"], "delta": privacy["delta"]},
-        "privacy": privacy,
-        "party_privacy": res["party_privacy"],
-        "group_epsilon": res["group_epsilon"],
-        "sensitivity": res["sensitivity"],
-        "noise_std": res["noise_std"],
-        "n_samples": res["n_samples"],
-        "data_norm": domain["data_norm"],
-        "intercept_scaling": domain["intercept_scaling"],
-        "bounds_lower": domain["lower"],
-        "bounds_upper": domain["upper"],
-    }
-    if config.objective == "linear":
-        model["bounds_y"] = domain["y_bounds"]
-        params["bounds_y"] = domain["y_bounds"]
-    else:
-        model["classes"] = label.get("classes")
-    return model
 
 
 def format_failure(who, exc):

@@ -362,3 +362,17 @@ def test_bottom_up_budgets_in_threads(tmp_path):
     assert model.intercept_ == ref.intercept_
     np.testing.assert_allclose(model.party_privacy_, party_eps)
     assert model.privacy_spent_ == ref.privacy_spent_
+
+
+def test_bad_data_file_fails_everyone(tmp_path):
+    dep = _small(tmp_path)
+    path = tmp_path / "org-1.csv"
+    lines = path.read_text().splitlines()
+    cells = lines[5].split(",")
+    cells[1] = "oops"
+    lines[5] = ",".join(cells)
+    path.write_text("\n".join(lines) + "\n")
+    results = _run_threads(dep)
+    _all_failed(results, dep)
+    assert "is not a finite number ('oops')" in str(results["org-1"])
+    assert "org-1" in str(results["server"])
