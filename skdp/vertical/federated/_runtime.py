@@ -11,9 +11,9 @@ A run has four phases (every message over mutually authenticated TLS, see
    other parties (:mod:`~skdp.vertical.federated._alignment`) and answers
    ``accept`` or ``refuse`` (with the reason, and then exits non-zero);
 3. **protocol**: once every party accepted, each process hosts its role of the
-   vertical protocol (:mod:`skdp.vertical._roles`) and routes the role's messages
-   to the participants hosting their receivers, exactly as the in-process driver
-   does;
+   vertical protocol (built by :mod:`~skdp.vertical.federated._roles`) and
+   routes the role's messages to the participants hosting their receivers,
+   exactly as the in-process driver does;
 4. **release**: each party tells the server when its role has finished; only
    then does the server write the model (``output.npz`` + ``output.json``) and
    tell the parties, which then exit. Any failure before that: nothing is
