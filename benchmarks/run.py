@@ -28,6 +28,7 @@ ORDER = [
     "bench_influence",
     "bench_vertical",
     "bench_accounting",
+    "bench_federated",
 ]
 
 
