@@ -204,7 +204,8 @@ def adult_logistic(quick):
     majority = max(np.mean(yte), 1 - np.mean(yte))
     sk = LogisticRegression(max_iter=2000).fit(Xtr, ytr)
     nonpriv = sk.score(Xte, yte)
-    taylor = FMLogisticRegression(epsilon=np.inf, data_norm=1.0).fit(Xtr, ytr)
+    taylor = FMLogisticRegression(epsilon=np.inf, data_norm=1.0, classes=[0, 1])
+    taylor.fit(Xtr, ytr)
     taylor_acc = taylor.score(Xte, yte)
     rows, curves = [], {"lap": [], "gau": [], "dpl": [], "dense": []}
     variants = (
@@ -222,6 +223,7 @@ def adult_logistic(quick):
                     mechanism=mech,
                     data_norm=1.0,
                     max_nonzero=max_nonzero,
+                    classes=[0, 1],
                     random_state=seed,
                 ).fit(Xtr, ytr)
                 acc[key].append(clf.score(Xte, yte))

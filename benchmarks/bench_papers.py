@@ -151,7 +151,7 @@ def table3(n_seeds, dpl):
         def acc(model, Xte=Xte, yte=yte):
             return float(np.mean(model.predict(Xte) == yte))
 
-        common = dict(data_norm=1.0, max_nonzero=max_nonzero)
+        common = dict(data_norm=1.0, max_nonzero=max_nonzero, classes=[0, 1])
         n_train = len(ytr)
         methods = {
             "laplace": lambda e, s, c=common: FMLogisticRegression(

@@ -25,8 +25,11 @@ ORDER = [
     "bench_fm_utility",
     "bench_label_privacy",
     "bench_symmetric_loss",
+    "bench_label_learning",
     "bench_influence",
     "bench_vertical",
+    "bench_accounting",
+    "bench_federated",
 ]
 
 

@@ -155,11 +155,18 @@ def test_undeclared_fm_domains_warn_at_least_once():
     assert {w.filename for w in record} == {__file__}
 
 
+def _releasing_fit(estimator):
+    """The method that releases: ``fit_resample`` for a label sampler, else fit."""
+    if hasattr(estimator, "fit_resample") and not hasattr(estimator, "transform"):
+        return estimator.fit_resample
+    return estimator.fit
+
+
 def _spends(estimator, X, y):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         with track_budget() as acc:
-            clone(estimator).fit(X, y)
+            _releasing_fit(clone(estimator))(X, y)
     return acc.spends
 
 
@@ -180,8 +187,8 @@ def test_refused_budget_leaves_no_model(estimator, fitted_before):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         if fitted_before:
-            est.fit(X, y)
+            _releasing_fit(est)(X, y)
         with track_budget(epsilon=1e-12), pytest.raises(BudgetExceededError):
-            est.fit(X, y)
+            _releasing_fit(est)(X, y)
     with pytest.raises(NotFittedError):
         check_is_fitted(est)

@@ -49,20 +49,21 @@ is i.i.d. on every coordinate of ``theta``; dividing the noisy linear part by ``
 afterwards is post-processing. ``c`` trades noise between ``A`` and ``b`` at no
 privacy cost (see :func:`balanced_linear_weight`).
 
-Typical use (what the estimators do)::
+Typical use (what the central estimators do; the three steps)::
 
     domain = DataDomain(n_features=d, data_norm=1.0, y_bounds=(-1, 1))
-    A, b = sufficient_statistics(X, y, "squared")            # or sum over chunks
-    sens = sensitivity("squared", domain, linear_weight=c)
-    mech = make_mechanism(epsilon, delta, sens, n_released(domain), "laplace")
-    noise_A, noise_b = draw_noise(mech, domain, rng)
-    A_hat, b_hat = add_noise(A, b, noise_A, noise_b, linear_weight=c,
-                             granularity=lattice_granularity(mech))
-    w = solve_noisy_quadratic(A_hat, b_hat, noise_std=release_noise_std(mech),
-                              noise_std_b=release_noise_std(mech) / c,
-                              coef_norm=default_coef_norm("squared", domain))
+    stats = compute_statistics(X, y, "squared", domain)  # exact; sum over blocks
+    noisy = release(stats.A, stats.b, "squared", domain, epsilon=1.0, delta=0.0,
+                    mechanism="laplace", linear_weight="auto", random_state=rng)
+    coef, intercept = solve_release(noisy.A, noisy.b, "squared", domain,
+                                    noise_std=noisy.noise_std,
+                                    noise_std_b=noisy.noise_std_b, n=stats.n)
 
-with ``c = balanced_linear_weight("squared", domain, "laplace")``. Draw order:
+:func:`release` is, in turn, :func:`sensitivity`, :func:`make_mechanism`,
+:func:`draw_noise` and :func:`add_noise`; :func:`solve_release` is
+:func:`solve_noisy_quadratic` with data-free tuning. The vertical protocol
+computes its noisy ``A`` and ``b`` party by party and calls the same pieces.
+``linear_weight="auto"`` is :func:`balanced_linear_weight`. Draw order:
 one generator, ``noise_A`` (triu order) then ``noise_b``; the intercept's diagonal
 gets 0. Neighbours are replace-one (n is public). Post-processing choice (by
 measurement, ``benchmarks/bench_fm.py``): PSD projection plus a ridge of
@@ -93,6 +94,7 @@ from skdp._fm.sensitivity import (
     default_coef_norm,
     max_l2_in_domain,
     n_released,
+    prior_eigenvalue,
     sensitivity,
 )
 from skdp._fm.solve import DEFAULT_RIDGE_FACTOR, solve_noisy_quadratic, solve_release
@@ -125,6 +127,7 @@ __all__ = [
     "max_l2_in_domain",
     "n_released",
     "objective_constants",
+    "prior_eigenvalue",
     "release",
     "release_noise_std",
     "resolve_linear_weight",

@@ -75,6 +75,7 @@ from skdp._fm.sensitivity import (
     _max_l1_in_domain,
     default_coef_norm,
     max_l2_in_domain,
+    prior_eigenvalue,
     sensitivity,
 )
 from skdp._fm.solve import solve_noisy_quadratic
@@ -229,7 +230,7 @@ def release_multinomial(
 
 
 def solve_multinomial(
-    A, B, domain, n_classes, *, noise_std, noise_std_b, method="ridge"
+    A, B, domain, n_classes, *, noise_std, noise_std_b, n=None, method="ridge"
 ):
     """``(coef, intercept)`` of shape (C, d) and (C,) from a (noisy) release.
 
@@ -237,7 +238,9 @@ def solve_multinomial(
     (:func:`~skdp._fm.solve.solve_noisy_quadratic`, one ridge for all
     columns), ``w_C = 0`` appended, then every class's scores centred across
     classes (a shift common to all classes changes no probability) and the
-    domain's public shift mapped back to the user's units.
+    domain's public shift mapped back to the user's units. ``n`` (public) gives
+    the solve's data-free fallback when the noise swamps the quadratic
+    (:func:`~skdp._fm.sensitivity.prior_eigenvalue`).
     """
     C = _check_classes(n_classes)
     B = np.asarray(B, dtype=np.float64).reshape(-1, C - 1)
@@ -251,6 +254,7 @@ def solve_multinomial(
         method=method,
         noise_std_b=noise_std_b * math.sqrt(C + 2),
         coef_norm=4.0 / C * default_coef_norm("logistic_taylor", domain),
+        prior_eig=None if n is None else prior_eigenvalue("logistic_taylor", domain, n),
     )
     W = (C / 4.0) * np.hstack([W, np.zeros((W.shape[0], 1))])
     W = W - W.mean(axis=1, keepdims=True)

@@ -14,6 +14,7 @@ __all__ = [
     "default_coef_norm",
     "max_l2_in_domain",
     "n_released",
+    "prior_eigenvalue",
     "sensitivity",
 ]
 
@@ -242,6 +243,24 @@ def n_released(domain):
     """Number of released noisy coordinates: ``p (p + 1) / 2 + p``."""
     p = domain.n_coef
     return p * (p + 1) // 2 + p
+
+
+def prior_eigenvalue(objective, domain, n):
+    """A data-free guess of the mean eigenvalue of ``A`` for ``n`` rows.
+
+    ``A = kappa sum_i x~_i x~_i^T`` has trace ``kappa sum_i ||x~_i||^2 <= kappa
+    n (R^2 + s^2)`` (``R`` the largest row norm the domain allows, ``s`` the
+    intercept column's value if any), so its mean eigenvalue is at most
+    ``kappa n (R^2 + s^2) / p``; this returns that bound. ``n`` is public
+    (replace-one neighbours), so it costs no privacy. Used only as the fallback
+    of :func:`~skdp._fm.solve.solve_noisy_quadratic` when the noise has left
+    nothing of the quadratic; the upper bound errs towards shrinking.
+    """
+    kappa, _ = objective_constants(objective)
+    R = max_l2_in_domain(domain, np.arange(domain.n_features))
+    s2 = domain.intercept_scaling**2 if domain.fit_intercept else 0.0
+    value = kappa * max(int(n), 1) * (R * R + s2) / domain.n_coef
+    return value if value > 0 else 1.0
 
 
 def default_coef_norm(objective, domain):

@@ -5,7 +5,7 @@ import math
 import numpy as np
 from scipy import linalg
 
-from skdp._fm.sensitivity import default_coef_norm
+from skdp._fm.sensitivity import default_coef_norm, prior_eigenvalue
 
 __all__ = ["DEFAULT_RIDGE_FACTOR", "solve_noisy_quadratic", "solve_release"]
 
@@ -27,6 +27,7 @@ def solve_noisy_quadratic(
     ridge_factor=DEFAULT_RIDGE_FACTOR,
     noise_std_b=None,
     coef_norm=None,
+    prior_eig=None,
 ):
     """Minimize ``w^T A w + b^T w`` after making the noisy quadratic well posed.
 
@@ -57,6 +58,14 @@ def solve_noisy_quadratic(
         fit shrinks towards 0 (never much worse than predicting 0) instead of
         fitting noise. In the synthetic benchmark this changes only the cells
         where the signal is lost (d = 50, eps = 0.1).
+    prior_eig : float or None
+        A data-free guess ``a_0`` of the mean eigenvalue of ``A``
+        (:func:`~skdp._fm.sensitivity.prior_eigenvalue`). Used only when the
+        noise has left nothing of the quadratic (no positive eigenvalue, or a
+        ridge that overflows): ``A`` is then replaced by ``a_0 I`` and the
+        ridge computed for it, which gives ``w = -b / (2 (a_0 + lambda))``,
+        the shrunk direction of the noisy linear term (for least squares, of
+        the correlations ``X^T y``) instead of exactly 0.
 
     Returns
     -------
@@ -76,9 +85,14 @@ def solve_noisy_quadratic(
         return linalg.lstsq(A, -0.5 * b, lapack_driver="gelsd")[0]
     lam = ridge_factor * 2.0 * math.sqrt(p) * noise_std
     evals, evecs = np.linalg.eigh(A)
+    variance = None
     if noise_std_b is not None and coef_norm is not None:
-        mean_eig = max(float(np.maximum(evals, 0.0).mean()), np.finfo(float).tiny)
         variance = p * (noise_std**2 + noise_std_b**2 / (4.0 * coef_norm**2))
+    if prior_eig is not None and _swamped(evals, variance):
+        # any orthonormal basis diagonalizes the isotropic a_0 I: keep evecs
+        evals = np.full(p, float(prior_eig))
+    if variance is not None:
+        mean_eig = max(float(np.maximum(evals, 0.0).mean()), np.finfo(float).tiny)
         lam = max(lam, variance / mean_eig)
     if method == "ridge":
         evals = np.maximum(evals, 0.0) + lam
@@ -93,14 +107,25 @@ def solve_noisy_quadratic(
     return -0.5 * (V @ ((V.T @ b) / scale))
 
 
-def solve_release(A, b, objective, domain, *, noise_std, noise_std_b, method="ridge"):
+def _swamped(evals, variance):
+    """True when nothing of the quadratic survived the noise."""
+    mean_eig = float(np.maximum(evals, 0.0).mean())
+    if not mean_eig > 0:
+        return True
+    return variance is not None and not math.isfinite(float(variance) / mean_eig)
+
+
+def solve_release(
+    A, b, objective, domain, *, noise_std, noise_std_b, n, method="ridge"
+):
     """``(coef, intercept)`` from a noisy release: the one solve of every FM fit.
 
     Post-processes and solves with :func:`solve_noisy_quadratic` (the ridge
-    floor uses the data-free :func:`~skdp._fm.sensitivity.default_coef_norm`)
-    and maps the intercept column back: ``intercept = s * w[-1]``, then a
-    shifted domain back to the user's units
-    (:meth:`~skdp._fm.domain.DataDomain.to_user_units`).
+    floor uses the data-free :func:`~skdp._fm.sensitivity.default_coef_norm`,
+    the fallback for a quadratic lost in the noise the data-free
+    :func:`~skdp._fm.sensitivity.prior_eigenvalue` for ``n`` rows) and maps the
+    intercept column back: ``intercept = s * w[-1]``, then a shifted domain
+    back to the user's units (:meth:`~skdp._fm.domain.DataDomain.to_user_units`).
     """
     w = solve_noisy_quadratic(
         A,
@@ -109,6 +134,7 @@ def solve_release(A, b, objective, domain, *, noise_std, noise_std_b, method="ri
         method=method,
         noise_std_b=noise_std_b,
         coef_norm=default_coef_norm(objective, domain),
+        prior_eig=prior_eigenvalue(objective, domain, n),
     )
     if domain.fit_intercept:
         coef, intercept = w[:-1], float(w[-1] * domain.intercept_scaling)

@@ -97,23 +97,36 @@ def _exponents(objective, domain, n_targets):
     return np.array([math.frexp(m)[1] if m > 0 else 0 for m in bounds], np.int64)
 
 
-def _limb_gram(Z, exponents):
-    """Base-2^18 digits of the exact ``Z^T Z`` (in grid units) of one chunk."""
-    # multiplying by a power of two is exact (and faster than ldexp)
-    m = np.rint(Z * np.ldexp(1.0, 53 - exponents))
+def _limb_gram(Z, scale, exponents, L):
+    """Base-2^18 digits of the exact ``Z^T Z`` (in grid units) of one chunk.
+
+    ``Z`` is overwritten; ``L`` is a work buffer of shape ``(rows, 3 q)``.
+    """
+    r, q = Z.shape
+    # multiplying by a power of two is exact (and faster than ldexp); a bound
+    # below 2^-970 would need a scale beyond float64's range
+    if np.all(np.isfinite(scale)):
+        m = np.multiply(Z, scale, out=Z)
+    else:
+        m = np.ldexp(Z, 53 - exponents, out=Z)
+    np.rint(m, out=m)
     np.clip(m, -(2.0**53), 2.0**53, out=m)  # a norm clip may overshoot by an ulp
-    t = np.floor(m * 2.0**-_LIMB)
-    a0 = m - t * 2.0**_LIMB
-    a2 = np.floor(t * 2.0**-_LIMB)
-    a1 = t - a2 * 2.0**_LIMB
-    L = np.hstack([a0, a1, a2])
+    L = L[:r]
+    a0, a1, a2 = L[:, :q], L[:, q : 2 * q], L[:, 2 * q :]
+    np.multiply(m, 2.0**-_LIMB, out=a1)
+    np.floor(a1, out=a1)  # t = floor(m / 2^18), held in a1 for now
+    np.multiply(a1, 2.0**_LIMB, out=a0)
+    np.subtract(m, a0, out=a0)  # a0 = m - 2^18 t in [0, 2^18)
+    np.multiply(a1, 2.0**-_LIMB, out=a2)
+    np.floor(a2, out=a2)  # a2 = floor(t / 2^18)
+    np.multiply(a2, 2.0**_LIMB, out=m)
+    np.subtract(a1, m, out=a1)  # a1 = t - 2^18 a2 in [0, 2^18)
     G = (L.T @ L).astype(np.int64)  # exact: integer partial sums below 2^53
-    q = Z.shape[1]
     levels = np.zeros((_LEVELS, q, q), np.int64)
     for a in range(_N_LIMBS):
         for b in range(_N_LIMBS):
             levels[a + b] += G[a * q : (a + 1) * q, b * q : (b + 1) * q]
-    return _carry(levels)
+    return levels
 
 
 def _carry(levels):
@@ -224,14 +237,19 @@ class FMStatistics:
     (100, (4, 4))
     """
 
-    def __init__(self, levels, exponents, n, *, n_coef, kappa, items, extra=None):
+    def __init__(self, levels, exponents, n, *, n_coef, kappa, items):
         self._levels = levels
         self._exponents = exponents
         self._n = int(n)
         self._n_coef = int(n_coef)
         self._kappa = float(kappa)
         self._items = tuple(items)
-        self._extra = dict(extra or {})
+        self._float_gram = None  # the rounded exact sums, computed once
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_float_gram"] = None
+        return state
 
     # ------------------------------------------------------------------ values
     @property
@@ -251,7 +269,9 @@ class FMStatistics:
         return hashlib.sha256(repr(self._items).encode()).hexdigest()[:16]
 
     def _gram(self):
-        return _exact_to_float(self._levels, self._exponents)
+        if self._float_gram is None:
+            self._float_gram = _exact_to_float(self._levels, self._exponents)
+        return self._float_gram.copy()
 
     @property
     def A(self):
@@ -282,6 +302,11 @@ class FMStatistics:
                 "Cannot merge FMStatistics of different objectives or declared "
                 "domains: " + ", ".join(diff) + " differ."
             )
+        if self._levels.shape != other._levels.shape:
+            raise ValueError(
+                "Cannot merge FMStatistics with different numbers of targets "
+                f"(b of shape {self.b.shape} vs {other.b.shape})."
+            )
 
     def __add__(self, other):
         self._check_mergeable(other)
@@ -292,7 +317,6 @@ class FMStatistics:
             n_coef=self._n_coef,
             kappa=self._kappa,
             items=self._items,
-            extra=self._extra,
         )
 
     def __radd__(self, other):
@@ -319,7 +343,7 @@ class FMStatistics:
         )
 
 
-def compute_statistics(X, y, objective, domain, *, items=None, extra=None):
+def compute_statistics(X, y, objective, domain, *, items=None):
     """:class:`FMStatistics` of rows ``(X, y)``, clipped to ``domain`` first.
 
     Parameters
@@ -332,8 +356,6 @@ def compute_statistics(X, y, objective, domain, *, items=None, extra=None):
     domain : DataDomain
     items : tuple or None
         The fingerprint items (default :func:`fingerprint_items` of the domain).
-    extra : dict or None
-        Carried along unchanged (e.g. feature names).
     """
     kappa, beta = objective_constants(objective)
     X = np.asarray(X)
@@ -343,7 +365,12 @@ def compute_statistics(X, y, objective, domain, *, items=None, extra=None):
     exponents = _exponents(objective, domain, n_targets)
     q = exponents.size
     levels = np.zeros((_LEVELS, q, q), np.int64)
-    rows = max(1, min(_MAX_ROWS, _CHUNK_BYTES // (8 * _N_LIMBS * q)))
+    rows = max(1, min(_MAX_ROWS, n, _CHUNK_BYTES // (8 * _N_LIMBS * q)))
+    with np.errstate(over="ignore"):  # inf: _limb_gram then uses ldexp
+        scale = np.ldexp(1.0, 53 - exponents)
+    Z = np.empty((rows, q))
+    L = np.empty((rows, _N_LIMBS * q))
+    p = domain.n_coef
     # one BLAS thread (as sklearn's KMeans does): tall-skinny Gram products gain
     # little from threads, and oversubscribed OpenBLAS threads spin
     with threadpool_limits(limits=1, user_api="blas"):
@@ -351,11 +378,13 @@ def compute_statistics(X, y, objective, domain, *, items=None, extra=None):
             Xc, yc = clip_to_domain(
                 X[start : start + rows], y[start : start + rows], objective, domain
             )
-            cols = [Xc]
+            r = Xc.shape[0]
+            Zc = Z[:r]
+            Zc[:, :d] = Xc
             if domain.fit_intercept:
-                cols.append(np.full((Xc.shape[0], 1), domain.intercept_scaling))
-            cols.append(beta(yc).reshape(Xc.shape[0], n_targets))
-            levels = _carry(levels + _limb_gram(np.hstack(cols), exponents))
+                Zc[:, d] = domain.intercept_scaling
+            Zc[:, p:] = beta(yc).reshape(r, n_targets)
+            levels = _carry(levels + _limb_gram(Zc, scale, exponents, L))
     if items is None:
         items = fingerprint_items(objective, domain)
     return FMStatistics(
@@ -365,7 +394,6 @@ def compute_statistics(X, y, objective, domain, *, items=None, extra=None):
         n_coef=domain.n_coef,
         kappa=kappa,
         items=items,
-        extra=extra,
     )
 
 

@@ -8,6 +8,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from skdp._fm import release, solve_release
+from skdp._fm.dask_statistics import dask_statistics, is_dask_collection
 from skdp._fm.estimator import (
     FM_PARAMETER_CONSTRAINTS,
     FMClassifierMixin,
@@ -18,14 +19,14 @@ from skdp._fm.estimator import (
 )
 from skdp._fm.multinomial import release_multinomial, solve_multinomial
 from skdp._fm.statistics import FMStatistics, compute_statistics
-from skdp.accounting import PrivacyBudget, record_spend
+from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.utils import check_random_state
 from skdp.utils._sklearn_compat import fit_context, get_feature_names, validate_data
 
 __all__ = ["FMLinearRegression", "FMLogisticRegression", "FMStatistics"]
 
 
-class _BaseFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
+class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator):
     """The three steps (statistics, release, solve) and their drivers."""
 
     _parameter_constraints = dict(FM_PARAMETER_CONSTRAINTS)
@@ -37,6 +38,8 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
 
         Rows are validated and clipped to the **declared** domain. Works on an
         unfitted estimator (e.g. a clone sent to a worker) and sets no attribute.
+        A dask array or dataframe is reduced block by block on its cluster's
+        workers (see :meth:`fit`); only the statistics reach this process.
 
         Parameters
         ----------
@@ -60,6 +63,8 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
             how the rows were split.
         """
         self._validate_params()
+        if is_dask_collection(X) or is_dask_collection(y):
+            return dask_statistics(self, X, y)
         names = get_feature_names(X)
         names = None if names is None else tuple(names.tolist())
         X, y = check_X_y(
@@ -135,7 +140,7 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
         source = type(self).__name__ + (".partial_fit" if partial else "")
         # the spend depends only on the parameters: a refused one stops the
         # release before any noise is drawn
-        spend = record_spend(self._spend, source)
+        spend = record_spend(self._spend, source, mechanism=self.mechanism)
         noisy, coef, intercept = self._noisy_solution(stats, domain, rng)
         self._set_domain_attributes(domain)
         self.sensitivity_ = noisy.sensitivity
@@ -170,6 +175,7 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
             domain,
             noise_std=noisy.noise_std,
             noise_std_b=noisy.noise_std_b,
+            n=stats.n,
             method=self.postprocessing,
         )
         return noisy, coef, intercept
@@ -191,16 +197,29 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
         declared domain; undeclared parts are inferred from the data with a
         :class:`~skdp.exceptions.PrivacyLeakWarning`), one release, solve.
 
+        **Dask input.** A dask array or dataframe ``X`` (with a dask ``y``) is
+        never brought into this process: each block is validated, clipped to the
+        declared domain and reduced to its statistics on the workers, the
+        statistics are tree-summed there, and only the sums (``(p + 1)^2``
+        numbers) come back for the one release, where the spend is recorded. The
+        domain must then be declared (ValueError otherwise: inferring it per
+        block would leak it), and the model is bit for bit the one ``fit`` gives
+        on the same rows in memory (the sums are exact). Dask is the optional
+        extra ``skdp[dask]``; skdp imports it only when given a dask collection.
+
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        X : array-like or dask array/dataframe of shape (n_samples, n_features)
+        y : array-like or dask array/series of shape (n_samples,)
 
         Returns
         -------
         self
         """
         self._check_privacy_params()
+        if is_dask_collection(X) or is_dask_collection(y):
+            # reduced on the workers; only the statistics reach this process
+            return self.fit_statistics(dask_statistics(self, X, y))
         X, y = validate_data(
             self,
             X,
@@ -540,7 +559,8 @@ class FMLogisticRegression(FMClassifierMixin, _BaseFM):
     >>> from skdp.linear_model import FMLogisticRegression
     >>> from skdp.datasets import make_private_classification
     >>> X, y, _ = make_private_classification(5000, 4, random_state=0)
-    >>> clf = FMLogisticRegression(epsilon=1.0, data_norm=1.0, random_state=0)
+    >>> clf = FMLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1],
+    ...                            random_state=0)
     >>> clf.fit(X, y).predict_proba(X[:2]).shape
     (2, 2)
 
@@ -635,6 +655,7 @@ class FMLogisticRegression(FMClassifierMixin, _BaseFM):
             C,
             noise_std=noisy.noise_std,
             noise_std_b=noisy.noise_std_b,
+            n=stats.n,
             method=self.postprocessing,
         )
         return noisy, coef, intercept

@@ -1,6 +1,6 @@
 """What every mechanism shares: its guarantee and a readable repr."""
 
-from skdp.accounting import PrivacyBudget
+from skdp.accounting import EpsilonDeltaEvent, PrivacyBudget
 
 
 class Mechanism:
@@ -13,6 +13,15 @@ class Mechanism:
     def privacy_spent(self):
         """The :class:`~skdp.accounting.PrivacyBudget` one call provides."""
         return PrivacyBudget(self.epsilon, self.delta)
+
+    @property
+    def privacy_event(self):
+        """What one call is, for a PLD accountant (:mod:`skdp.accounting`).
+
+        By default its (epsilon, delta) guarantee alone; mechanisms whose privacy
+        loss is known exactly (Gaussian, randomized response) say more.
+        """
+        return EpsilonDeltaEvent(self.epsilon, self.delta)
 
     def _repr_params(self):
         return {"epsilon": self.epsilon}

@@ -5,6 +5,7 @@ import math
 import numpy as np
 from scipy import optimize, special
 
+from skdp.accounting import GaussianEvent
 from skdp.mechanisms._base import Mechanism
 from skdp.utils import check_delta, check_epsilon, check_random_state, check_sensitivity
 
@@ -136,6 +137,11 @@ class GaussianMechanism(Mechanism):
     @property
     def variance(self):
         return self.sigma**2
+
+    @property
+    def privacy_event(self):
+        """``GaussianEvent(sigma / sensitivity)``: its exact privacy loss."""
+        return GaussianEvent(self.sigma / self.sensitivity)
 
     def sample_noise(self, size, random_state=None):
         rng = check_random_state(random_state)

@@ -5,6 +5,7 @@ import numbers
 
 import numpy as np
 
+from skdp.accounting import RandomizedResponseEvent
 from skdp.mechanisms._base import Mechanism
 from skdp.utils import check_epsilon, check_random_state
 
@@ -88,6 +89,11 @@ class RandomizedResponseMechanism(Mechanism):
 
     def _repr_params(self):
         return {"epsilon": self.epsilon, "n_categories": self.n_categories}
+
+    @property
+    def privacy_event(self):
+        """``RandomizedResponseEvent(epsilon, n_categories)``: its exact loss."""
+        return RandomizedResponseEvent(self.epsilon, self.n_categories)
 
     @property
     def matrix(self):

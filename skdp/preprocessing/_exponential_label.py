@@ -7,7 +7,12 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_consistent_length
 
-from skdp.accounting import PrivacyBudget, record_spend
+from skdp.accounting import (
+    BudgetTrackingMixin,
+    PrivacyBudget,
+    RandomizedResponseEvent,
+    record_spend,
+)
 from skdp.mechanisms import RandomizedResponseMechanism
 from skdp.preprocessing._categorical import (
     as_output_labels,
@@ -20,6 +25,7 @@ from skdp.preprocessing._label_analysis import (
     label_flip_probability,
 )
 from skdp.utils import check_epsilon, check_random_state
+from skdp.utils._atomic_fit import atomic_fit
 from skdp.utils._sklearn_compat import (
     RANDOM_STATE,
     Interval,
@@ -95,7 +101,7 @@ def two_step_release(codes, n_classes, epsilon, rng):
     return out
 
 
-class ExponentialLabelRelease(BaseEstimator):
+class ExponentialLabelRelease(BudgetTrackingMixin, BaseEstimator):
     """Release a label vector with the exponential mechanism (agreement score).
 
     The released vector y~ is drawn with probability proportional to
@@ -210,6 +216,7 @@ class ExponentialLabelRelease(BaseEstimator):
         self._fit(X, y)
         return self
 
+    @atomic_fit
     def fit_resample(self, X, y):
         """Release the labels.
 
@@ -232,7 +239,11 @@ class ExponentialLabelRelease(BaseEstimator):
         codes = codec.encode(y_values, "y")
         released = two_step_release(codes, self.classes_.size, self.epsilon_, rng)
         y_new = codec.decode(released, y_values.dtype)
-        record_spend(self.privacy_spent_, f"{type(self).__name__}.fit_resample")
+        record_spend(
+            self.privacy_spent_,
+            f"{type(self).__name__}.fit_resample",
+            mechanism=RandomizedResponseEvent(self.epsilon_ / 2, self.classes_.size),
+        )
         return X, as_output_labels(y, y_new)
 
     def _fit(self, X, y):

@@ -15,7 +15,7 @@ from sklearn.utils.validation import (
     check_is_fitted,
 )
 
-from skdp.accounting import PrivacyBudget, record_spend
+from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.mechanisms import RandomizedResponseMechanism
 from skdp.preprocessing._categorical import (
     CategoryCodec,
@@ -30,6 +30,7 @@ from skdp.preprocessing._categorical import (
     unique_values,
 )
 from skdp.utils import check_epsilon, check_random_state
+from skdp.utils._atomic_fit import atomic_fit
 from skdp.utils._sklearn_compat import (
     RANDOM_STATE,
     Interval,
@@ -76,6 +77,7 @@ def _randomizes_features(estimator):
 class RandomizedResponse(
     OneToOneFeatureMixin,
     TransformerMixin,
+    BudgetTrackingMixin,
     BaseEstimator,
     # transform is conditional (see below); sklearn's set_output wrapper would
     # make it unconditional, and DataFrames come back as DataFrames anyway
@@ -278,9 +280,11 @@ class RandomizedResponse(
         record_spend(
             PrivacyBudget(float(np.sum(self.epsilons_))),
             f"{type(self).__name__}.transform",
+            mechanism=self.mechanisms_,
         )
         return out
 
+    @atomic_fit
     def fit_resample(self, X, y):
         """Randomize the labels (and the selected columns) in one release.
 
@@ -314,7 +318,11 @@ class RandomizedResponse(
         rng = check_random_state(self.random_state)
         X_out = self._randomize_columns(X_checked, rng) if self.columns_.size else X
         y_new = randomize_values(y_values, codec, self.label_mechanism_, rng, "y")
-        record_spend(self.privacy_spent_, f"{type(self).__name__}.fit_resample")
+        record_spend(
+            self.privacy_spent_,
+            f"{type(self).__name__}.fit_resample",
+            mechanism=[self.label_mechanism_, *self.mechanisms_],
+        )
         return X_out, as_output_labels(y, y_new)
 
     # ------------------------------------------------------------ estimation

@@ -3,11 +3,15 @@
 Parties hold disjoint columns of the same rows; a server coordinates the seed's
 Algorithm 1 (:mod:`skdp.vertical._protocol`) with a secure scalar-product backend
 (:mod:`skdp.vertical._secure`: ``"plaintext"`` simulation or TenSEAL ``"bfv"``).
+Across organisations each participant runs in its own process over mutual TLS
+(:mod:`skdp.vertical.federated`: ``skdp-party``, ``skdp-server``); the released
+model file loads back with :func:`load_model`.
 """
 
 from skdp.vertical._estimators import VerticalFMClassifier, VerticalFMRegressor
 from skdp.vertical._partition import check_label_party, check_partition
 from skdp.vertical._protocol import ProtocolError, Transcript
+from skdp.vertical.federated import load_model
 
 __all__ = [
     "ProtocolError",
@@ -16,4 +20,5 @@ __all__ = [
     "VerticalFMRegressor",
     "check_label_party",
     "check_partition",
+    "load_model",
 ]

@@ -1,23 +1,11 @@
 """VerticalFMRegressor and VerticalFMClassifier: the functional mechanism over
 vertically partitioned parties (seed: vertical-functional-mechanism.txt)."""
 
-import hashlib
-import math
 import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from skdp._fm import (
-    balanced_linear_weight,
-    draw_noise,
-    make_mechanism,
-    n_released,
-    objective_constants,
-    release_noise_std,
-    sensitivity,
-    solve_release,
-)
 from skdp._fm.estimator import (
     FM_PARAMETER_CONSTRAINTS,
     FMClassifierMixin,
@@ -26,105 +14,18 @@ from skdp._fm.estimator import (
     FMRegressorMixin,
     atomic_fit,
 )
-from skdp.accounting import PrivacyBudget, record_spend
-from skdp.mechanisms import gaussian_delta
-from skdp.utils import check_random_state, clip_to_bounds, clip_to_norm
+from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
+from skdp.utils import check_random_state
 from skdp.utils._sklearn_compat import Interval, StrOptions, fit_context, validate_data
 from skdp.vertical import _protocol
 from skdp.vertical._partition import check_label_party, check_partition
+from skdp.vertical._plan import check_public_parameters
 from skdp.vertical._secure import require_backend
 
 __all__ = ["VerticalFMClassifier", "VerticalFMRegressor"]
 
 
-def _check_bottom_up(party_epsilon, pairwise_epsilon, n_parties):
-    """Validate bottom-up budgets; return ``(local eps^k, pairwise eps^kl)``.
-
-    ``eps^(k) = eps^k + sum_l eps^kl``: party k's total ``party_epsilon[k]`` minus
-    the pairwise budgets it agreed with the others is what it spends on its
-    single-party coefficients.
-    """
-    if party_epsilon is None or pairwise_epsilon is None:
-        raise ValueError(
-            'budget="bottom-up" needs party_epsilon (each party\'s total '
-            "eps^(k)) and pairwise_epsilon (the eps^kl agreed by each pair)."
-        )
-    totals = np.asarray(party_epsilon, dtype=np.float64)
-    pairs = np.asarray(pairwise_epsilon, dtype=np.float64)
-    K = n_parties
-    if totals.shape != (K,):
-        raise ValueError(
-            f"party_epsilon must have one entry per party ({K}), got shape "
-            f"{totals.shape}."
-        )
-    if pairs.shape != (K, K):
-        raise ValueError(
-            f"pairwise_epsilon must be a ({K}, {K}) matrix, got shape {pairs.shape}."
-        )
-    if not (np.all(np.isfinite(totals)) and np.all(totals > 0)):
-        raise ValueError(f"party_epsilon must be finite and > 0, got {totals}.")
-    off = ~np.eye(K, dtype=bool)
-    if not np.all(np.isfinite(pairs[off])) or np.any(pairs[off] <= 0):
-        raise ValueError(
-            "pairwise_epsilon must be finite and > 0 off the diagonal: every pair "
-            "shares cross coefficients that need a budget."
-        )
-    if np.any(pairs[np.eye(K, dtype=bool)] != 0):
-        raise ValueError("pairwise_epsilon must be 0 on the diagonal.")
-    if not np.allclose(pairs, pairs.T, rtol=1e-12, atol=0):
-        k, q = np.argwhere(~np.isclose(pairs, pairs.T, rtol=1e-12, atol=0))[0]
-        raise ValueError(
-            f"inconsistent bottom-up budgets: party {k} offers eps^{k}{q} = "
-            f"{pairs[k, q]} but party {q} offers {pairs[q, k]}; each pair must "
-            "agree on one value (pairwise_epsilon must be symmetric)."
-        )
-    local = totals - pairs.sum(axis=1)
-    if np.any(local <= 0):
-        k = int(np.flatnonzero(local <= 0)[0])
-        raise ValueError(
-            f"inconsistent bottom-up budgets: party {k}'s pairwise budgets sum to "
-            f"{pairs[k].sum():.6g}, which leaves nothing of its total "
-            f"eps^({k}) = {totals[k]:.6g} for its single-party coefficients."
-        )
-    return local, pairs
-
-
-_SENSITIVITY_CACHE = {}
-
-
-def _sensitivity(objective, domain, c, quad_mask=None, lin_mask=None):
-    """The core's sensitivity, memoized: it only depends on the declared domain
-    (no data), and at d = 800 one evaluation costs about a second."""
-    key = [objective, domain.n_features, domain.data_norm, domain.y_bounds, c]
-    key += [domain.fit_intercept, domain.intercept_scaling]
-    for arr in (domain.lower, domain.upper, quad_mask, lin_mask):
-        arr = None if arr is None else np.asarray(arr)
-        key.append(None if arr is None else (arr.dtype.str, arr.shape, arr.tobytes()))
-    key = hashlib.sha256(repr(key).encode()).hexdigest()
-    if key not in _SENSITIVITY_CACHE:
-        if len(_SENSITIVITY_CACHE) >= 256:
-            _SENSITIVITY_CACHE.clear()
-        _SENSITIVITY_CACHE[key] = sensitivity(
-            objective, domain, linear_weight=c, quad_mask=quad_mask, lin_mask=lin_mask
-        )
-    return _SENSITIVITY_CACHE[key]
-
-
-def _gaussian_epsilon(sigma, delta, sens, epsilon_max):
-    """Smallest epsilon with ``gaussian_delta(sigma, epsilon, sens) <= delta``."""
-    if gaussian_delta(sigma, 0.0, sens) <= delta:
-        return 0.0
-    lo, hi = 0.0, epsilon_max
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if gaussian_delta(sigma, mid, sens) <= delta:
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
-class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
+class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator):
     """Shared fit logic; subclasses set the objective and the label handling."""
 
     # tests switch this on to inspect what every message carried
@@ -142,93 +43,8 @@ class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
         "party_epsilon": ["array-like", None],
         "pairwise_epsilon": ["array-like", None],
         "secure_backend": [StrOptions({"plaintext", "bfv"})],
-        "noise_generation": [StrOptions({"distributed", "dealer"})],
+        "noise_generation": [StrOptions({"threshold", "distributed", "dealer"})],
     }
-
-    # ---------------------------------------------------------------- helpers
-    def _party_blocks(self, X, y, partition):
-        """Each party clips its own columns; the label party clips y.
-
-        A box is per coordinate, so it is applied exactly. No party sees a whole
-        row, so a row-norm bound ``R`` is enforced as ``||x^(k)|| <= R sqrt(d_k/d)``
-        per block: the product of these balls lies inside the declared ball (the
-        guarantee is unchanged) and rows already inside it are untouched.
-        """
-        d = X.shape[1]
-        blocks = []
-        for cols in partition:
-            block = X[:, cols]  # fancy indexing: a fresh copy this party owns
-            if self.bounds_ is not None:
-                block = clip_to_bounds(
-                    block, self.bounds_[0][cols], self.bounds_[1][cols]
-                )
-            if self.data_norm_ is not None:
-                radius = self.data_norm_ * math.sqrt(len(cols) / d)
-                block = clip_to_norm(block, radius, copy=False)
-            else:
-                block = np.asarray(block, dtype=np.float64)
-            blocks.append(block)
-        return blocks, self._clip_y(y)
-
-    def _clip_y(self, y):
-        return np.asarray(y, dtype=np.float64)
-
-    def _groups(self, domain, partition, label_party, c, rng):
-        """Coefficient groups with their mechanisms, and the spend."""
-        coords = _protocol.coordinate_groups(partition, label_party, self.fit_intercept)
-        p = domain.n_coef
-        if self.budget == "top-down":
-            if self.party_epsilon is not None or self.pairwise_epsilon is not None:
-                raise ValueError(
-                    "party_epsilon and pairwise_epsilon are only used with "
-                    'budget="bottom-up".'
-                )
-            sens = _sensitivity(self._objective, domain, c)
-            mech = make_mechanism(
-                self.epsilon, self.delta, sens, n_released(domain), self.mechanism
-            )
-            mechs = {key: mech for key in coords}
-            return coords, mechs, sens, mech
-        if self.mechanism != "laplace":
-            raise ValueError('budget="bottom-up" supports mechanism="laplace" only.')
-        local, pairs = _check_bottom_up(
-            self.party_epsilon, self.pairwise_epsilon, len(partition)
-        )
-        mechs = {}
-        for key, (_, (rows, cols), lin) in coords.items():
-            qm = np.zeros((p, p), bool)
-            qm[rows, cols] = True
-            lm = np.zeros(p, bool)
-            lm[lin] = True
-            sens = _sensitivity(self._objective, domain, c, qm, lm)
-            eps = local[key[1]] if key[0] == "local" else pairs[key[1], key[2]]
-            mechs[key] = make_mechanism(eps, 0.0, sens, len(rows) + len(lin), "laplace")
-        return coords, mechs, None, (local, pairs)
-
-    def _party_privacy(self, domain, partition, label_party, c, sens, mech):
-        """Top-down: each party's epsilon, the seed's Delta_k / Delta ratio."""
-        p, d = domain.n_coef, domain.n_features
-        out = np.empty(len(partition))
-        for k, cols in enumerate(partition):
-            mine = np.zeros(p, bool)
-            mine[cols] = True
-            qm = mine[:, None] | mine[None, :]
-            lm = mine.copy()
-            if k == label_party:
-                lm[:] = True  # every linear entry holds its labels
-            qm[d:, d:] = False
-            sens_k = _sensitivity(self._objective, domain, c, qm, lm)
-            if math.isinf(self.epsilon):
-                out[k] = np.inf
-            elif self.mechanism == "laplace":
-                n_k = int(np.triu(qm).sum() + lm.sum())
-                eps_k = (sens_k.l1 + n_k * mech.granularity) / mech.scale
-                out[k] = min(self.epsilon, eps_k)
-            else:
-                out[k] = _gaussian_epsilon(
-                    mech.sigma, self.delta, sens_k.l2, self.epsilon
-                )
-        return out
 
     # ---------------------------------------------------------------- fitting
     @fit_context(prefer_skip_nested_validation=True)
@@ -264,124 +80,65 @@ class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BaseEstimator):
             feature_names=getattr(self, "feature_names_in_", None),
         )
         label_party = check_label_party(self.label_party, len(partition))
+        budgets = check_public_parameters(
+            budget=self.budget,
+            mechanism=self.mechanism,
+            noise_generation=self.noise_generation,
+            party_epsilon=self.party_epsilon,
+            pairwise_epsilon=self.pairwise_epsilon,
+            n_parties=len(partition),
+        )
         y = self._prepare_y(y, first_call=True)
         domain = self._build_domain(X, y)
-        if self.linear_weight == "auto":
-            c = balanced_linear_weight(self._objective, domain, self.mechanism)
+        # the spend depends only on public parameters: recorded (and checked
+        # against any track_budget cap) before a single coefficient is released
+        if budgets is None:
+            spend = self._spend
         else:
-            c = float(self.linear_weight)
+            local, pairs = budgets
+            spend = PrivacyBudget(float(local.sum() + np.triu(pairs, 1).sum()))
+        spend = record_spend(spend, type(self).__name__, mechanism=self.mechanism)
         rng = check_random_state(self.random_state)
-        coords, mechs, sens, info = self._groups(domain, partition, label_party, c, rng)
-        groups = {
-            key: _protocol.NoiseGroup(key, contrib, quad, lin, mechs[key])
-            for key, (contrib, quad, lin) in coords.items()
-        }
-        budgets = None
-        if self.budget == "bottom-up":
-            local, pairs = info
-            budgets = [
-                np.concatenate([[local[k] + pairs[k].sum()], pairs[k]])
-                for k in range(len(partition))
-            ]
-        dealer_noise = None
-        if self.noise_generation == "dealer":
-            dealer_noise = self._dealer(domain, groups, info, rng)
-        blocks, y_clipped = self._party_blocks(X, y, partition)
-        _, beta = objective_constants(self._objective)
-        beta_y = beta(y_clipped)
-        kappa, _ = objective_constants(self._objective)
-        lo, hi = domain.feature_intervals
-        m_x = float(np.max(np.maximum(np.abs(lo), np.abs(hi))))
-        # from the declared domain, not the data (the bfv setup depends on it)
-        y_bounds = domain.y_bounds or (0.0, 1.0)
-        m_beta = float(np.max(np.abs(beta(np.asarray(y_bounds, dtype=np.float64)))))
-        value_bound = X.shape[0] * m_x * max(m_x * kappa, m_beta * c)
-        A_hat, b_hat, transcript = _protocol.run(
-            blocks,
-            partition,
-            beta_y,
-            label_party,
+        # every role (parties, server, dealer) runs the federated protocol's code
+        run = _protocol.run_in_process(
+            X,
+            y,
             objective=self._objective,
-            linear_weight=c,
-            intercept_scaling=self.intercept_scaling_,
-            fit_intercept=self.fit_intercept,
-            groups=groups,
-            noise_generation=self.noise_generation,
-            dealer_noise=dealer_noise,
+            partition=partition,
+            label_party=label_party,
+            domain=domain,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            mechanism=self.mechanism,
+            budget=self.budget,
+            party_epsilon=self.party_epsilon,
+            pairwise_epsilon=self.pairwise_epsilon,
+            linear_weight=self.linear_weight,
+            postprocessing=self.postprocessing,
             backend=self.secure_backend,
-            value_bound=value_bound,
+            noise_generation=self.noise_generation,
             rng=rng,
             keep_payloads=self._keep_transcript_payloads,
-            party_budgets=budgets,
         )
-        if self.budget == "top-down":
-            noise_std = noise_std_b = release_noise_std(info)
-            spend = self._spend
-            party_privacy = self._party_privacy(
-                domain, partition, label_party, c, sens, info
-            )
-        else:
-            local, pairs = info
-            stds = [
-                (len(gr.quad[0]), release_noise_std(gr.mechanism))
-                for gr in groups.values()
-            ]
-            count = sum(n for n, _ in stds)
-            noise_std = math.sqrt(sum(n * s * s for n, s in stds) / count)
-            lin_stds = [
-                (len(gr.lin), release_noise_std(gr.mechanism)) for gr in groups.values()
-            ]
-            count = sum(n for n, _ in lin_stds)
-            noise_std_b = math.sqrt(sum(n * s * s for n, s in lin_stds) / count)
-            spend = PrivacyBudget(float(local.sum() + np.triu(pairs, 1).sum()))
-            party_privacy = local + pairs.sum(axis=1)
-        # the centralized estimator's post-processing and solve
-        coef, intercept = solve_release(
-            A_hat,
-            b_hat,
-            self._objective,
-            domain,
-            noise_std=noise_std,
-            noise_std_b=noise_std_b / c,
-            method=self.postprocessing,
-        )
+        model = run.model
+        released = PrivacyBudget(model["privacy"]["epsilon"], model["privacy"]["delta"])
+        if budgets is not None and released != spend:  # pragma: no cover - a bug
+            raise RuntimeError(f"recorded {spend} but the server released {released}")
         self.partition_ = [cols.copy() for cols in partition]
         self.n_parties_ = len(partition)
         self.label_party_ = label_party
-        self.linear_weight_ = c
-        self.sensitivity_ = sens
-        self.noise_std_ = noise_std
-        self.party_privacy_ = party_privacy
-        self.group_epsilon_ = {
-            key: float(gr.mechanism.epsilon) for key, gr in groups.items()
-        }
-        self.transcript_ = transcript
+        self.linear_weight_ = model["linear_weight"]
+        self.sensitivity_ = run.plan.sensitivity
+        self.noise_std_ = model["noise_std"]
+        self.party_privacy_ = model["party_privacy"]
+        self.privacy_threat_model_ = model["privacy"]["threat_model"]
+        self.group_epsilon_ = run.group_epsilon
+        self.transcript_ = run.transcript
         self.n_samples_seen_ = X.shape[0]
-        self.privacy_spent_ = record_spend(spend, type(self).__name__)
-        self.coef_ = coef
-        self.intercept_ = intercept
+        self.privacy_spent_ = spend
+        self.coef_ = model["coef"]
+        self.intercept_ = model["intercept"]
         return self
-
-    def _dealer(self, domain, groups, info, rng):
-        """Noise drawn in the centralized estimator's order, sliced per group."""
-        if self.budget == "top-down":
-            noise_A, noise_b = draw_noise(info, domain, rng)
-            p = domain.n_coef
-
-            def noise(group):
-                rows, cols = group.quad
-                pos = _protocol._triu_position(rows, cols, p)
-                return noise_A[pos], noise_b[group.lin]
-
-            return noise
-        drawn = {
-            key: (
-                np.asarray(gr.mechanism.sample_noise(len(gr.quad[0]), rng), float),
-                np.asarray(gr.mechanism.sample_noise(len(gr.lin), rng), float),
-            )
-            for key, gr in groups.items()
-        }
-        return lambda group: drawn[group.key]
 
 
 _PARAMS_DOC = """
@@ -412,16 +169,24 @@ _PARAMS_DOC = """
         same messages and steps, no cryptography (fast; for simulation and grid
         searches; no protection against a real adversary). ``"bfv"``: TenSEAL BFV
         homomorphic encryption (``pip install skdp[secure]``); see
-        :class:`skdp.vertical._secure.BFVBackend` for the threat model.
-    noise_generation : {"distributed", "dealer"}, default="distributed"
-        ``"distributed"``: the noise of a cross coefficient is the sum of one
-        share from each party of the pair (divisible discrete Laplace or
-        Gaussian), so no single party knows it; a single-party coefficient is
-        noised by its owner. ``"dealer"``: a noise dealer (neither the server nor
-        a party) draws the whole noise vector exactly as the centralized
-        estimator does and hands each piece to one party: with the same
-        ``random_state`` the release equals the centralized one; the dealer knows
-        all the noise and must not collude with the server.
+        :class:`skdp.vertical._secure.BFVKeyHolder` for the threat model.
+    noise_generation : {"threshold", "distributed", "dealer"}, default="threshold"
+        Who draws the noise. A single-party coefficient is always noised by its
+        owner. The noise of a cross coefficient is a sum of shares, one from
+        each party of the pair, that no one else sees
+        (:mod:`skdp.vertical._noise_shares`). ``"threshold"``: each share alone
+        is the full mechanism's noise, so a party that knows its own share (and
+        learns the noisy coefficient from the server) still faces the whole
+        mechanism; the cross coefficients carry twice the mechanism's noise
+        variance. ``"distributed"``: the two shares sum to the mechanism's noise
+        (divisible discrete Laplace or Gaussian): less noise, but a party that
+        colludes with the server sees its pair's cross coefficients with only
+        the other half. ``"dealer"``: a noise dealer (neither the server nor a
+        party) draws the whole noise vector exactly as the centralized estimator
+        does and hands each piece to one party: with the same ``random_state``
+        the release equals the centralized one; the dealer knows all the noise
+        and must not collude with the server, and a party knows the pieces it
+        was handed.
     random_state : None, int, RandomState or Generator, default=None"""
 
 _ATTRS_DOC = """
@@ -432,13 +197,21 @@ _ATTRS_DOC = """
         Guarantee for a whole record (top-down: ``(epsilon, delta)``; bottom-up:
         ``sum_k eps^k + sum_{k<l} eps^kl``).
     party_privacy_ : ndarray of shape (n_parties,)
-        The epsilon each party's own columns enjoy (a neighbour that changes only
-        that party's part of one record). Top-down:
+        The epsilon (at the release's delta) that party k's own columns (for
+        the label party: and the labels) enjoy, for a neighbour that changes
+        only that party's part of one record. Top-down:
         ``epsilon * Delta_k / Delta`` with ``Delta_k`` the sensitivity of the
         coefficients that involve party k's data (for the label party also every
         linear coefficient), recomputed for the declared domain (for Gaussian
         noise, the exact epsilon at the same sigma and delta). Bottom-up:
-        ``eps^(k)``.
+        ``eps^(k)``. It holds against outsiders (the model), the server (every
+        noisy coefficient) and any parties without the server; against parties
+        colluding with the server only with ``noise_generation="threshold"``,
+        and only as far as the backend holds: see ``privacy_threat_model_``.
+    privacy_threat_model_ : dict
+        ``{adversary: what holds}``: outsiders, the server, parties without the
+        server, parties with the server (and the dealer with the server), for
+        this fit's noise generation and backend.
     sensitivity_ : Sensitivity or None
         Of the whole release (top-down).
     noise_std_ : float
@@ -477,9 +250,19 @@ _NOTES_DOC = """
 
     **Threat model.** Honest-but-curious server and parties; the server holds
     the only decryption key; it never sees an input ciphertext, a raw column, the
-    labels or a noise-free cross sum. See the backends for collusions. Under a
-    row-norm bound each party clips its block to ``data_norm sqrt(d_k/d)`` (no
-    party sees a whole row); rows inside these balls are unchanged."""
+    labels or a noise-free cross sum. Against parties colluding with the server
+    (who see the noisy coefficients minus their own noise shares), the default
+    ``noise_generation="threshold"`` keeps ``party_privacy_[k]`` for every party
+    k outside the coalition: every coefficient involving party k carries a
+    share from party k that alone is the mechanism's noise, and the rest is
+    post-processing. With ``"distributed"`` shares that guarantee is lost for
+    the coalition's own pairs; with ``"dealer"`` for the pieces of noise the
+    coalition was handed. With ``secure_backend="bfv"`` the server's key also
+    decrypts what a colluding party evaluated (the columns of lower-indexed
+    parties, the labels). See ``privacy_threat_model_`` and the user guide.
+    Under a row-norm bound each party clips its block to
+    ``data_norm sqrt(d_k/d)`` (no party sees a whole row); rows inside these
+    balls are unchanged."""
 
 
 class VerticalFMRegressor(FMRegressorMixin, _VerticalFM):
@@ -543,7 +326,7 @@ class VerticalFMRegressor(FMRegressorMixin, _VerticalFM):
         party_epsilon=None,
         pairwise_epsilon=None,
         secure_backend="plaintext",
-        noise_generation="distributed",
+        noise_generation="threshold",
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -565,9 +348,6 @@ class VerticalFMRegressor(FMRegressorMixin, _VerticalFM):
         self.noise_generation = noise_generation
         self.random_state = random_state
 
-    def _clip_y(self, y):
-        return np.clip(np.asarray(y, dtype=np.float64), *self.bounds_y_)
-
 
 class VerticalFMClassifier(FMClassifierMixin, _VerticalFM):
     __doc__ = f"""Binary logistic regression (order-2 Taylor objective) with the
@@ -575,6 +355,11 @@ class VerticalFMClassifier(FMClassifierMixin, _VerticalFM):
 
     Parameters
     ----------{_PARAMS_DOC}
+    classes : array-like of shape (2,) or None, default=None
+        The two labels (held by the label party); ``classes[1]`` is the
+        positive class. Declared classes make the fit independent of which
+        labels occur (a fit where only one occurs still gives a model). None
+        takes them from the data with a PrivacyLeakWarning.
 
     Attributes
     ----------{_ATTRS_DOC}
@@ -595,10 +380,15 @@ class VerticalFMClassifier(FMClassifierMixin, _VerticalFM):
     >>> X, y, _, parts = make_private_classification(
     ...     4000, 6, n_parties=3, random_state=0)
     >>> clf = VerticalFMClassifier(epsilon=1.0, data_norm=1.0, partition=parts,
-    ...                            random_state=0).fit(X, y)
+    ...                            classes=[0, 1], random_state=0).fit(X, y)
     >>> clf.predict(X[:3]).shape
     (3,)
     """
+
+    _parameter_constraints = {
+        **_VerticalFM._parameter_constraints,
+        "classes": ["array-like", None],
+    }
 
     def __init__(
         self,
@@ -618,7 +408,8 @@ class VerticalFMClassifier(FMClassifierMixin, _VerticalFM):
         party_epsilon=None,
         pairwise_epsilon=None,
         secure_backend="plaintext",
-        noise_generation="distributed",
+        noise_generation="threshold",
+        classes=None,
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -637,4 +428,5 @@ class VerticalFMClassifier(FMClassifierMixin, _VerticalFM):
         self.pairwise_epsilon = pairwise_epsilon
         self.secure_backend = secure_backend
         self.noise_generation = noise_generation
+        self.classes = classes
         self.random_state = random_state

@@ -19,12 +19,19 @@ an *evaluator* party holding columns ``V`` (n x p), the matrix ``kappa U^T V``
    ``kappa U^T V + eta_enc + eta_eval`` and nothing else (single slots are
    uniformly masked). Neither party learns the other's noise share.
 
-``PlaintextBackend`` is the ideal functionality of this protocol: the same
-messages, kinds and steps, no cryptography (an in-process vault stands in for the
-ciphertexts, whose payload never enters the transcript). It is exact and fast, for
-simulation and grid searches, and offers no protection against a real adversary.
-``BFVBackend`` runs the protocol with Microsoft SEAL's BFV scheme through TenSEAL
-(``pip install skdp[secure]``); see its Notes for the threat model.
+Each backend has two sides, so that keys stay with their owner: the *key
+holder* (the server: key generation, the only secret key, decryption) and the
+*party* side, built from the public context the key holder sends as bytes
+(encryption and evaluation under the public key only). Everything that travels
+is data: ``bytes`` serialized by SEAL, arrays, numbers.
+
+``"plaintext"`` is the ideal functionality of this protocol: the same messages,
+kinds and steps, no cryptography: a "ciphertext" is the data itself, marked
+``{"simulated": True, ...}``. It is exact and fast, for simulation and grid
+searches, and offers no protection against a real adversary (across processes
+the columns travel in the clear to the other party). ``"bfv"`` runs the protocol
+with Microsoft SEAL's BFV scheme through TenSEAL (``pip install skdp[secure]``);
+see :class:`BFVKeyHolder` for the threat model.
 """
 
 import math
@@ -33,12 +40,21 @@ import tempfile
 
 import numpy as np
 
-__all__ = ["BFVBackend", "PlaintextBackend", "make_backend", "require_backend"]
+__all__ = [
+    "BFVKeyHolder",
+    "BFVParty",
+    "PlaintextKeyHolder",
+    "PlaintextParty",
+    "make_key_holder",
+    "make_party_backend",
+    "require_backend",
+]
 
 _SECURE_HINT = (
     'secure_backend="bfv" needs TenSEAL: install the optional extra with '
     "`pip install skdp[secure]` (or `pip install tenseal`)."
 )
+_BACKENDS = ("plaintext", "bfv")
 
 
 def require_backend(name):
@@ -50,147 +66,84 @@ def require_backend(name):
             raise ImportError(_SECURE_HINT) from exc
 
 
-def make_backend(name):
-    """Return a fresh backend instance for ``"plaintext"`` or ``"bfv"``."""
+def _check_name(name):
+    if name not in _BACKENDS:
+        raise ValueError(f"secure_backend must be 'plaintext' or 'bfv', got {name!r}.")
+
+
+def make_key_holder(name):
+    """The server's side of backend ``name`` (holds the secret key)."""
+    _check_name(name)
+    return PlaintextKeyHolder() if name == "plaintext" else BFVKeyHolder()
+
+
+def make_party_backend(public_context):
+    """A party's side of the backend, from the key holder's public context."""
+    name = public_context.get("backend")
+    _check_name(name)
     if name == "plaintext":
-        return PlaintextBackend()
-    if name == "bfv":
-        return BFVBackend()
-    raise ValueError(f"secure_backend must be 'plaintext' or 'bfv', got {name!r}.")
+        return PlaintextParty(public_context)
+    return BFVParty(public_context)
 
 
-class Sealed:
-    """A message payload that stands for data the receiver cannot read.
-
-    Only ``nbytes`` (the size of the plaintext data it stands for; the bfv
-    backend's ciphertexts are far larger) and an opaque handle are visible; the
-    plaintext backend keeps the content in its vault.
-    """
-
-    __slots__ = ("handle", "nbytes", "what")
-
-    def __init__(self, handle, nbytes, what):
-        self.handle, self.nbytes, self.what = handle, int(nbytes), what
-
-    def __repr__(self):
-        return f"Sealed({self.what}, {self.nbytes} bytes)"
-
-
-def _payload_nbytes(payload):
-    if isinstance(payload, Sealed):
-        return payload.nbytes
-    if isinstance(payload, bytes | bytearray):
-        return len(payload)
-    if isinstance(payload, np.ndarray):
-        return payload.nbytes
-    if isinstance(payload, list | tuple):
-        return sum(_payload_nbytes(p) for p in payload)
-    if isinstance(payload, dict):
-        return sum(_payload_nbytes(p) for p in payload.values())
-    return 8
-
-
-class PlaintextBackend:
-    """Ideal-functionality backend: same message flow, no cryptography.
+# --------------------------------------------------------------------------- #
+# plaintext: the ideal functionality
+# --------------------------------------------------------------------------- #
+class PlaintextKeyHolder:
+    """Ideal-functionality key holder: no key, the sums arrive in the clear.
 
     The cross sums are computed in floating point, rounded to the noise lattice
-    (as the centralized release does) and masked with lattice-valued masks, so
+    (as the centralized release does) and noised with lattice-valued shares, so
     the server's arithmetic is exact and the release equals the centralized one.
     """
 
     name = "plaintext"
 
-    def __init__(self):
-        self._vault = {}
-
-    # ---- server side ------------------------------------------------------- #
-    def setup(self, granularities, value_bound, noise_bound, rng):
-        """Key generation on the server; returns the public material to send."""
-        return Sealed("public-key", 0, "public key (simulated)")
+    def setup(self, granularities, value_bound, noise_bound):
+        """Key generation on the server; returns the public context to send."""
+        return {"backend": self.name}
 
     def decrypt_sums(self, result, granularity):
-        """Server: ``kappa U^T V + eta_enc + eta_eval``."""
-        return self._vault.pop(result.handle)
+        """Server: ``kappa U^T V + shares``."""
+        return np.asarray(result["sums"], dtype=np.float64)
 
-    # ---- party side -------------------------------------------------------- #
-    def _store(self, value, nbytes, what):
-        handle = (what, len(self._vault), id(value))
-        self._vault[handle] = value
-        return Sealed(handle, nbytes, what)
 
-    def encrypt_columns(self, U, scale, rng):
-        # the simulation keeps a read-only reference: parties never modify blocks
+class PlaintextParty:
+    """Ideal-functionality party side: "ciphertexts" are the data themselves."""
+
+    name = "plaintext"
+
+    def __init__(self, public_context):
+        self.public_context = public_context
+
+    def encrypt_columns(self, U, scale):
+        # a read-only reference in one process: parties never modify blocks
         U = np.asarray(U, dtype=np.float64)
-        return self._store((U, float(scale)), U.size * 8, f"Enc({U.shape[1]} columns)")
+        return {"simulated": True, "columns": U, "scale": float(scale)}
 
-    def encrypt_share(self, share, rng, granularity):
-        """Encryptor: its noise share of a block, sealed for the evaluator."""
-        share = np.array(share, dtype=np.float64)
-        return self._store(share, share.size * 8, f"Enc(noise share {share.shape})")
+    def encrypt_share(self, share, granularity):
+        """Encryptor: its noise share of a block, for the evaluator."""
+        return {"simulated": True, "share": np.array(share, dtype=np.float64)}
 
-    def evaluate(self, encrypted, V, v_scale, enc_share, share, rng, granularity):
-        """Evaluator: ``round_g(kappa U^T V) + eta_enc + eta_eval`` (sealed)."""
-        U, u_scale = self._vault[encrypted.handle]
+    def evaluate(self, encrypted, V, v_scale, enc_shares, share, rng, granularity):
+        """Evaluator: ``round_g(kappa U^T V) + shares of the others + own``."""
+        U, u_scale = encrypted["columns"], encrypted["scale"]
         exact = (u_scale * v_scale) * (U.T @ np.asarray(V, dtype=np.float64))
         g = granularity
         if g > 0:
             exact = np.round(exact / g) * g
-        noisy = exact + self._vault.pop(enc_share.handle) + share
-        return self._store(noisy, noisy.size * 8, f"Enc({noisy.shape} sums)")
+        noisy = exact
+        for enc_share in enc_shares:
+            noisy = noisy + enc_share["share"]
+        noisy = noisy + share
+        return {"simulated": True, "sums": noisy}
 
-    def release(self, encrypted):
-        """Forget encrypted columns once every evaluator has used them."""
-        self._vault.pop(encrypted.handle, None)
 
-
-class BFVBackend:
-    """TenSEAL/SEAL BFV backend: real homomorphic encryption.
-
-    Parameters (fixed): ``poly_modulus_degree = 8192`` (8192 slots), SEAL's default
-    128-bit-secure coefficient modulus for that degree (218 bits), a 57-bit
-    batching plain modulus ``t``.
-
-    Notes
-    -----
-    **Encoding.** Values are fixed point: the encryptor's columns are truncated
-    toward zero to the grid ``2^-f_u``, the evaluator's to ``2^-f_v``, with
-    ``2^-(f_u + f_v)`` equal to the noise lattice (so the exact sum lies on the
-    lattice and the release is the centralized one for data on those grids;
-    truncation toward zero keeps every row inside the declared box and ball).
-    Sums are exact integers modulo ``t``; the setup checks that
-    ``n max|u| max|v| / g`` plus the noise stays below ``t / 2``.
-
-    **Threat model.** Honest-but-curious server and parties. The server holds the
-    only secret key; parties encrypt under its public key and send ciphertexts to
-    each other, never to the server, so the server never sees an input ciphertext,
-    and it decrypts only slot vectors that are uniform except for their sum, the
-    noisy coefficient. Each party of a pair adds its own noise share, the
-    encryptor's under encryption, so neither party knows the other's share.
-    Collusions: (a) parties without the server, in any number, see only
-    ciphertexts besides their own data and learn nothing more. (b) The server
-    with the *evaluator* of a pair can decrypt the encryptor's ciphertexts: its
-    columns and noise share are lost to them (one decryption key is the weak
-    point of this design; the seed's Yuan & Yu scheme splits decryption among the
-    participants, which TenSEAL does not offer). (c) The server with the
-    *encryptor* of a pair learns the pair's cross sums with only the evaluator's
-    noise share on them (noisy, but no longer the full epsilon guarantee), and
-    see below for the evaluator's columns.
-
-    **Circuit privacy.** SEAL does not hide the evaluated function in the
-    ciphertext noise: if a key holder saw both an input ciphertext and the result,
-    it could solve for the evaluator's plaintext. The topology avoids this case
-    (the key holder, the server, never sees inputs, and no party decrypts
-    anything). In addition the evaluator re-randomizes the result with a fresh
-    encryption of zero and switches the modulus down two levels, which scales the
-    inherited noise by ~2^-88 below the rounding noise of the switch. This is a
-    mitigation, not a proof of circuit privacy against case (c) (true noise
-    flooding needs write access to the ciphertext polynomials, which TenSEAL's
-    Python API does not give).
-    """
-
-    name = "bfv"
-    poly_modulus_degree = 8192
-    plain_modulus_bits = 57
+# --------------------------------------------------------------------------- #
+# BFV through TenSEAL's SEAL API
+# --------------------------------------------------------------------------- #
+class _SealIO:
+    """Serialization through SEAL's stream API (file based in TenSEAL)."""
 
     def __init__(self):
         try:
@@ -201,7 +154,6 @@ class BFVBackend:
         self._tmp = tempfile.TemporaryDirectory(prefix="skdp-bfv-")
         self._n_files = 0
 
-    # ---- serialization through SEAL's stream API (file based in TenSEAL) --- #
     def _path(self):
         self._n_files += 1
         return os.path.join(self._tmp.name, f"{self._n_files}.bin")
@@ -223,9 +175,79 @@ class BFVBackend:
         os.remove(path)
         return obj
 
-    # ---- server side ------------------------------------------------------- #
-    def setup(self, granularities, value_bound, noise_bound, rng):
-        """Server: make the key pair; return the serialized public key.
+    def _load_parms(self, data):
+        path = self._path()
+        with open(path, "wb") as fh:
+            fh.write(data)
+        parms = self._seal.EncryptionParameters(self._seal.SCHEME_TYPE.BFV)
+        parms.load(path)
+        os.remove(path)
+        return parms
+
+    def _sum_slots(self, vals):
+        vals = np.asarray(vals, dtype=np.uint64)
+        lo = int(np.sum(vals & np.uint64(0xFFFFFFFF)))
+        hi = int(np.sum(vals >> np.uint64(32)))
+        return ((hi << 32) + lo) % self._t
+
+
+class BFVKeyHolder(_SealIO):
+    """The server's side of the TenSEAL/SEAL BFV backend: the only secret key.
+
+    Parameters (fixed): ``poly_modulus_degree = 8192`` (8192 slots), SEAL's default
+    128-bit-secure coefficient modulus for that degree (218 bits), a 57-bit
+    batching plain modulus ``t``.
+
+    Notes
+    -----
+    **Encoding.** Values are fixed point: the encryptor's columns are truncated
+    toward zero to the grid ``2^-f_u``, the evaluator's to ``2^-f_v``, with
+    ``2^-(f_u + f_v)`` equal to the noise lattice (so the exact sum lies on the
+    lattice and the release is the centralized one for data on those grids;
+    truncation toward zero keeps every row inside the declared box and ball).
+    Sums are exact integers modulo ``t``; the setup checks that
+    ``n max|u| max|v| / g`` plus the noise stays below ``t / 2``.
+
+    **Keys.** The key holder makes the key pair and sends the *public context*:
+    the encryption parameters and the public key, serialized by SEAL, plus the
+    fixed-point layout. Parties build their own SEAL context, encryptor and
+    evaluator from it (:class:`BFVParty`); the secret key never leaves this
+    object.
+
+    **Threat model.** Honest-but-curious server and parties. Parties encrypt
+    under the server's public key and send ciphertexts to each other, never to
+    the server, so the server never sees an input ciphertext, and it decrypts
+    only slot vectors that are uniform except for their sum, the noisy
+    coefficient. Each party of a pair adds its own noise share, the encryptor's
+    under encryption, so neither party knows the other's share. Collusions:
+    (a) parties without the server, in any number, see only ciphertexts besides
+    their own data and learn nothing more. (b) The server with the *evaluator*
+    of a pair can decrypt the encryptor's ciphertexts: its columns and noise
+    share are lost to them (one decryption key is the weak point of this design;
+    the seed's Yuan & Yu scheme splits decryption among the participants, which
+    TenSEAL does not offer). (c) The server with the *encryptor* of a pair
+    learns the pair's cross sums with the evaluator's noise share on them: with
+    ``noise_generation="threshold"`` that share alone is the full mechanism, so
+    the evaluator's columns keep their epsilon there.
+
+    **Circuit privacy.** SEAL does not hide the evaluated function in the
+    ciphertext noise: if a key holder saw both an input ciphertext and the result,
+    it could solve for the evaluator's plaintext. The topology avoids this case
+    (the key holder, the server, never sees inputs, and no party decrypts
+    anything). In addition the evaluator re-randomizes the result with a fresh
+    encryption of zero and switches the modulus down two levels, which scales the
+    inherited noise by ~2^-88 below the rounding noise of the switch. This is a
+    mitigation, not a proof of circuit privacy against case (c) (true noise
+    flooding needs write access to the ciphertext polynomials, which TenSEAL's
+    Python API does not give).
+    """
+
+    name = "bfv"
+    poly_modulus_degree = 8192
+    plain_modulus_bits = 57
+
+    def setup(self, granularities, value_bound, noise_bound):
+        """Make the key pair; return the public context (data only).
 
         ``granularities``: the noise lattices of the coefficient groups (0: none);
         ``value_bound``: bound on any exact cross coefficient; ``noise_bound``: on
@@ -246,7 +268,6 @@ class BFVBackend:
         keygen.create_public_key(public_key)
         self._decryptor = s.Decryptor(self._context, self._secret_key)
         self._encoder = s.BatchEncoder(self._context)
-        self._evaluator = s.Evaluator(self._context)
         limit = max(value_bound + noise_bound, 1e-300)
         # a value v travels as the integer v * 2**units; without a lattice the
         # finest grid that fits the plain modulus
@@ -267,17 +288,14 @@ class BFVBackend:
                     'secure_backend="plaintext".'
                 )
             self._units[g] = int(units)
-        # the encryptor's fixed-point bits: half of the coarsest grid
-        self._f_u = min(self._units.values()) // 2
-        payload = self._dump(public_key)
-        self._public_key_bytes = payload
-        return payload
-
-    def _sum_slots(self, plain):
-        vals = np.asarray(self._encoder.decode_uint64(plain), dtype=np.uint64)
-        lo = int(np.sum(vals & np.uint64(0xFFFFFFFF)))
-        hi = int(np.sum(vals >> np.uint64(32)))
-        return ((hi << 32) + lo) % self._t
+        return {
+            "backend": self.name,
+            "parms": self._dump(parms),
+            "public_key": self._dump(public_key),
+            "units": [[float(g), int(u)] for g, u in self._units.items()],
+            # the encryptor's fixed-point bits: half of the coarsest grid
+            "f_u": int(min(self._units.values()) // 2),
+        }
 
     def decrypt_sums(self, result, granularity):
         """Server: decrypt every result and sum its slots."""
@@ -289,21 +307,39 @@ class BFVBackend:
             ct = self._load(s.Ciphertext, blob)
             plain = s.Plaintext()
             self._decryptor.decrypt(ct, plain)
-            total = self._sum_slots(plain)
+            total = self._sum_slots(self._encoder.decode_uint64(plain))
             if total > self._t // 2:
                 total -= self._t
             out[idx] = total * 2.0**-units
         return out.reshape(m, p)
 
-    # ---- party side -------------------------------------------------------- #
-    def _party_tools(self):
-        # one encryptor per process stands for the parties' encryptors, all built
-        # from the public key only (the secret key is never used on this side)
-        if not hasattr(self, "_encryptor"):
-            s = self._seal
-            public_key = self._load(s.PublicKey, self._public_key_bytes)
-            self._encryptor = s.Encryptor(self._context, public_key)
-        return self._encryptor
+
+class BFVParty(_SealIO):
+    """A party's side of the BFV backend, built from the public context only.
+
+    It holds SEAL's encryption parameters, the server's public key, an encoder,
+    an evaluator and an encryptor: nothing that can decrypt.
+    """
+
+    name = "bfv"
+    poly_modulus_degree = BFVKeyHolder.poly_modulus_degree
+
+    def __init__(self, public_context):
+        super().__init__()
+        s = self._seal
+        parms = self._load_parms(public_context["parms"])
+        if parms.poly_modulus_degree() != self.poly_modulus_degree:
+            raise ValueError("unexpected poly_modulus_degree in the public context.")
+        self._context = s.SEALContext(parms, True, s.SEC_LEVEL_TYPE.TC128)
+        if not self._context.parameters_set():
+            raise ValueError("the public context's parameters are not valid.")
+        self._t = int(parms.plain_modulus().value())
+        public_key = self._load(s.PublicKey, public_context["public_key"])
+        self._encryptor = s.Encryptor(self._context, public_key)
+        self._encoder = s.BatchEncoder(self._context)
+        self._evaluator = s.Evaluator(self._context)
+        self._units = {float(g): int(u) for g, u in public_context["units"]}
+        self._f_u = int(public_context["f_u"])
 
     def _to_int(self, values, bits):
         scaled = np.trunc(np.asarray(values, dtype=np.float64) * 2.0**bits)
@@ -316,24 +352,6 @@ class BFVBackend:
         padded[: column.shape[0]] = column
         return padded.reshape(n_chunks, N)
 
-    def encrypt_columns(self, U, scale, rng):
-        """Encryptor: ``Enc`` of every column of ``U`` (kept with its scale)."""
-        s = self._seal
-        encryptor = self._party_tools()
-        U = np.asarray(U, dtype=np.float64)
-        columns = []
-        f_u = self._f_u
-        for col in U.T:
-            blobs = []
-            for chunk in self._chunks(self._to_int(col, f_u)):
-                plain = s.Plaintext()
-                self._encoder.encode(chunk.tolist(), plain)
-                ct = s.Ciphertext()
-                encryptor.encrypt(plain, ct)
-                blobs.append(self._dump(ct))
-            columns.append(blobs)
-        return {"columns": columns, "scale": float(scale)}
-
     def _encode(self, values, ntt=False):
         plain = self._seal.Plaintext()
         self._encoder.encode(values.tolist(), plain)
@@ -343,7 +361,21 @@ class BFVBackend:
             )
         return plain
 
-    def encrypt_share(self, share, rng, granularity):
+    def encrypt_columns(self, U, scale):
+        """Encryptor: ``Enc`` of every column of ``U`` (kept with its scale)."""
+        s = self._seal
+        U = np.asarray(U, dtype=np.float64)
+        columns = []
+        for col in U.T:
+            blobs = []
+            for chunk in self._chunks(self._to_int(col, self._f_u)):
+                ct = s.Ciphertext()
+                self._encryptor.encrypt(self._encode(chunk), ct)
+                blobs.append(self._dump(ct))
+            columns.append(blobs)
+        return {"columns": columns, "scale": float(scale)}
+
+    def encrypt_share(self, share, granularity):
         """Encryptor: its noise share of a block, packed in slots, encrypted."""
         units = self._units[granularity]
         ints = np.round(np.asarray(share, dtype=np.float64).ravel() * 2.0**units)
@@ -351,16 +383,16 @@ class BFVBackend:
         blobs = []
         for chunk in self._chunks(ints):
             ct = self._seal.Ciphertext()
-            self._party_tools().encrypt(self._encode(chunk), ct)
+            self._encryptor.encrypt(self._encode(chunk), ct)
             blobs.append(self._dump(ct))
         return {"shares": blobs}
 
-    def evaluate(self, encrypted, V, v_scale, enc_share, share, rng, granularity):
-        """Evaluator: ``Enc(kappa U^T V + eta_enc)`` masked with ``eta_eval``,
-        re-randomized and modulus-switched."""
+    def evaluate(self, encrypted, V, v_scale, enc_shares, share, rng, granularity):
+        """Evaluator: ``Enc(kappa U^T V + other shares)`` masked with its own
+        share, re-randomized and modulus-switched."""
         units = self._units[granularity]
         s = self._seal
-        ev, enc = self._evaluator, self._party_tools()
+        ev, enc = self._evaluator, self._encryptor
         # u is encoded with f_u bits; the evaluator's integers carry the rest of
         # the scale and both constants: u_int v_int = value 2^units
         f_v = units - self._f_u
@@ -373,11 +405,8 @@ class BFVBackend:
                 if not chunk.any():
                     row.append(None)
                     continue
-                plain = s.Plaintext()
-                self._encoder.encode(chunk.tolist(), plain)
                 # products in the NTT domain are pointwise (6x faster)
-                ev.transform_to_ntt_inplace(plain, self._context.first_parms_id())
-                row.append(plain)
+                row.append(self._encode(chunk, ntt=True))
             plains.append(row)
         share_ints = np.round(np.asarray(share) * 2.0**units).astype(np.int64)
         inputs = []
@@ -386,7 +415,15 @@ class BFVBackend:
             for ct in cts:
                 ev.transform_to_ntt_inplace(ct)
             inputs.append(cts)
-        share_cts = [self._load(s.Ciphertext, blob) for blob in enc_share["shares"]]
+        # the other contributors' shares, added up under encryption
+        share_cts = None
+        for enc_share in enc_shares:
+            cts = [self._load(s.Ciphertext, blob) for blob in enc_share["shares"]]
+            if share_cts is None:
+                share_cts = cts
+            else:
+                for acc, ct in zip(share_cts, cts):
+                    ev.add_inplace(acc, ct)
         for ct in share_cts:
             ev.transform_to_ntt_inplace(ct)
         N = self.poly_modulus_degree
@@ -395,7 +432,7 @@ class BFVBackend:
         out = []
         for i, col_cts in enumerate(inputs):
             for j, row in enumerate(plains):
-                # the encryptor's share of entry (i, j), selected by a public one-hot
+                # the others' share of entry (i, j), selected by a public one-hot
                 which, slot = divmod(i * p + j, N)
                 one_hot = np.zeros(N, dtype=np.int64)
                 one_hot[slot] = 1
@@ -413,20 +450,11 @@ class BFVBackend:
                 # slot mask: uniform slots whose sum is this party's share (mod t)
                 target = int(share_ints[i, j]) % t
                 slots = rng.integers(0, t, size=N, dtype=np.int64)
-                slots[-1] = (target - self._partial_sum(slots[:-1])) % t
+                slots[-1] = (target - self._sum_slots(slots[:-1])) % t
                 mask_plain = s.Plaintext()
                 self._encoder.encode(slots.tolist(), mask_plain)
                 ev.add_plain_inplace(acc, mask_plain)
                 ev.mod_switch_to_next_inplace(acc)
                 ev.mod_switch_to_next_inplace(acc)
                 out.append(self._dump(acc))
-        return {"sums": out, "shape": (len(inputs), p)}
-
-    def _partial_sum(self, vals):
-        vals = vals.astype(np.uint64)
-        lo = int(np.sum(vals & np.uint64(0xFFFFFFFF)))
-        hi = int(np.sum(vals >> np.uint64(32)))
-        return ((hi << 32) + lo) % self._t
-
-    def release(self, encrypted):
-        return None
+        return {"sums": out, "shape": [len(inputs), p]}

@@ -1,6 +1,7 @@
 """Exact and statistical tests of the functional-mechanism core."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from skdp._fm import (
     make_mechanism,
     n_released,
     objective_constants,
+    prior_eigenvalue,
     release_noise_std,
     sensitivity,
     solve_noisy_quadratic,
@@ -423,3 +425,40 @@ def test_privacy_audit_of_released_coefficient(mechanism, delta):
         random_state=0,
     )
     assert broken.epsilon_lower_bound > eps
+
+
+def test_swamped_quadratic_falls_back_to_the_isotropic_prior():
+    # no positive eigenvalue left: A is replaced by a0 I and the ridge is computed
+    # for it, so w = -b / (2 (a0 + lambda)) instead of an overflow to exactly 0
+    A = -np.diag([1.0, 2.0, 3.0])
+    b = np.array([1.0, -2.0, 0.5])
+    sd, sd_b, W, a0 = 2.0, 3.0, 0.5, 4.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        w = solve_noisy_quadratic(
+            A, b, noise_std=sd, noise_std_b=sd_b, coef_norm=W, prior_eig=a0
+        )
+    lam = max(0.5 * 2 * np.sqrt(3) * sd, 3 * (sd**2 + sd_b**2 / (4 * W**2)) / a0)
+    np.testing.assert_allclose(w, -b / (2 * (a0 + lam)), rtol=1e-12)
+    # a quadratic with signal is not touched by the prior
+    B = np.diag([5.0, 1.0, 2.0])
+    np.testing.assert_array_equal(
+        solve_noisy_quadratic(B, b, noise_std=sd, noise_std_b=sd_b, coef_norm=W),
+        solve_noisy_quadratic(
+            B, b, noise_std=sd, noise_std_b=sd_b, coef_norm=W, prior_eig=a0
+        ),
+    )
+
+
+def test_prior_eigenvalue_bounds_the_mean_eigenvalue():
+    dom = DataDomain(4, data_norm=2.0, fit_intercept=True, intercept_scaling=2.0)
+    # kappa n (R^2 + s^2) / p, attained when every row has norm R
+    assert prior_eigenvalue("squared", dom, 10) == pytest.approx(10 * 8 / 5)
+    assert prior_eigenvalue("logistic_taylor", dom, 10) == pytest.approx(2.0)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((10, 4))
+    X *= 2.0 / np.linalg.norm(X, axis=1, keepdims=True)
+    A, _ = sufficient_statistics(
+        X, np.zeros(10), "squared", fit_intercept=True, intercept_scaling=2.0
+    )
+    assert np.trace(A) / 5 == pytest.approx(prior_eigenvalue("squared", dom, 10))

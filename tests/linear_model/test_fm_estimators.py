@@ -385,3 +385,23 @@ def test_bad_parameters(reg_data, params, match):
     X, y, _ = reg_data
     with pytest.raises(ValueError, match=match):
         FMLinearRegression(**{"bounds_y": (-1, 1), **params}).fit(X, y)
+
+
+def test_noise_swamped_fit_gives_a_model_not_an_overflow():
+    # n = 5, d = 1, eps = 0.01, no intercept: the noisy quadratic has no positive
+    # eigenvalue for random_state=0; before the fallback coef_ was exactly 0 with
+    # "overflow encountered in scalar divide"
+    X, y, _ = make_private_regression(5, 1, random_state=0)
+    est = FMLinearRegression(
+        epsilon=0.01,
+        data_norm=1.0,
+        bounds_y=(-1, 1),
+        fit_intercept=False,
+        random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est.fit(X, y)
+    assert np.all(np.isfinite(est.coef_)) and np.all(est.coef_ != 0)
+    # shrunk hard towards 0 (the noise swamps everything): |w| << 1 / R
+    assert np.all(np.abs(est.coef_) < 0.1)

@@ -245,3 +245,21 @@ def test_refused_partial_fit_keeps_the_earlier_release():
     np.testing.assert_array_equal(est.coef_, coef)
     assert est._stats is state and est.n_samples_seen_ == 40
     assert est.privacy_spent_ == PrivacyBudget(1.0)
+
+
+def test_linear_sums_may_have_several_targets():
+    # b of shape (p, k): what a multinomial objective needs, merged exactly too
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, (40, 3))
+    Y = rng.integers(0, 2, (40, 2)).astype(float)
+    dom = DataDomain(3, lower=-1, upper=1, fit_intercept=True)
+    whole = compute_statistics(X, Y, "logistic_taylor", dom)
+    parts = compute_statistics(X[:13], Y[:13], "logistic_taylor", dom)
+    parts = parts + compute_statistics(X[13:], Y[13:], "logistic_taylor", dom)
+    assert parts == whole and whole.b.shape == (4, 2)
+    Xa = np.column_stack([X, np.ones(40)])
+    np.testing.assert_allclose(whole.b, Xa.T @ (0.5 - Y), rtol=1e-14, atol=1e-14)
+    one = compute_statistics(X, Y[:, 0], "logistic_taylor", dom)
+    np.testing.assert_array_equal(one.b, whole.b[:, 0])
+    with pytest.raises(ValueError, match="targets"):
+        one + whole

@@ -304,3 +304,28 @@ def test_classifier_labels_and_proba():
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     with pytest.raises(ValueError, match="binary"):
         clf.fit(X, np.arange(X.shape[0]) % 3)
+
+
+@pytest.mark.parametrize("budget", ["top-down", "bottom-up"])
+def test_a_refused_budget_stops_the_protocol_before_any_message(budget, monkeypatch):
+    from skdp.accounting import track_budget
+    from skdp.exceptions import BudgetExceededError
+    from skdp.vertical import _protocol
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("the protocol ran although the budget was refused")
+
+    monkeypatch.setattr(_protocol, "run_in_process", must_not_run)
+    X, y, parts = _regression(K=3)
+    params = dict(data_norm=1.0, bounds_y=(-1, 1), partition=parts, random_state=0)
+    if budget == "bottom-up":  # spends 2.4 - 0.6 = 1.8 in all
+        params.update(
+            budget="bottom-up",
+            party_epsilon=np.array([1.0, 0.8, 0.6]),
+            pairwise_epsilon=np.array([[0, 0.3, 0.2], [0.3, 0, 0.1], [0.2, 0.1, 0]]),
+        )
+    est = VerticalFMRegressor(epsilon=1.0, **params)
+    with track_budget(epsilon=0.5) as tracker, pytest.raises(BudgetExceededError):
+        est.fit(X, y)
+    assert tracker.spends == []
+    assert not hasattr(est, "coef_")

@@ -8,8 +8,8 @@ from sklearn.utils.validation import check_is_fitted
 from skdp._fm import objective_constants
 from skdp.datasets import make_private_regression
 from skdp.vertical import ProtocolError, VerticalFMClassifier, VerticalFMRegressor
-from skdp.vertical._protocol import SERVER, Party
-from skdp.vertical._secure import Sealed
+from skdp.vertical._messages import SERVER
+from skdp.vertical._party import PartyRole
 
 
 def _has_tenseal():
@@ -28,7 +28,10 @@ def _data(n=600, d=6, seed=0):
 
 def _numeric_arrays(payload):
     """Every numeric array (or bytes blob) a receiver can read in a payload."""
-    if isinstance(payload, Sealed) or payload is None:
+    if payload is None:
+        return
+    if isinstance(payload, dict) and payload.get("simulated"):
+        # the plaintext backend's stand-in for a ciphertext (ideal functionality)
         return
     if isinstance(payload, np.ndarray):
         yield payload
@@ -63,7 +66,7 @@ def _fit_and_watch_server(monkeypatch, backend, epsilon):
     """Fit keeping payloads; also capture what the server decrypts."""
     import skdp.vertical._secure as secure
 
-    cls = secure.BFVBackend if backend == "bfv" else secure.PlaintextBackend
+    cls = secure.BFVKeyHolder if backend == "bfv" else secure.PlaintextKeyHolder
     decrypted = []
     original = cls.decrypt_sums
 
@@ -152,14 +155,20 @@ def test_transcript_sizes_and_roles():
     sent = t.bytes_sent()
     assert set(sent) == {"server", "party 0", "party 1", "party 2"}
     assert sum(sent.values()) == t.total_bytes == sum(t.bytes_received().values())
-    # nothing reaches the server but noisy / masked / encrypted data
+    # nothing reaches the server but declarations and noisy / masked / encrypted data
     to_server = {m.kind for m in t if m.receiver == SERVER}
-    assert to_server == {"noisy local coefficients", "encrypted masked sums"}
+    assert to_server == {
+        "declaration",
+        "noisy local coefficients",
+        "encrypted masked sums",
+    }
+    steps = [m.step for m in t]
+    assert steps[:3] == ["declare"] * 3 and steps[-3:] == ["release"] * 3
     # the encrypted columns go from party to party, never to the server
     assert all(m.receiver != SERVER for m in t if m.kind.startswith("encrypted c"))
 
 
-@pytest.mark.parametrize("method", ["local_coefficients", "evaluate"])
+@pytest.mark.parametrize("method", ["_local", "_collect"])
 def test_party_failure_aborts_without_a_model(monkeypatch, method):
     X, y, parts = _data()
     est = VerticalFMRegressor(
@@ -170,15 +179,15 @@ def test_party_failure_aborts_without_a_model(monkeypatch, method):
         partition=parts,
     )
     est.fit(X, y)  # a previous model must not survive a failed refit
-    original = getattr(Party, method)
+    original = getattr(PartyRole, method)
 
     def broken(self, *args, **kwargs):
         if self.index == 2:
             raise ConnectionError("link down")
         return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(Party, method, broken)
-    step = "local" if method == "local_coefficients" else "cross"
+    monkeypatch.setattr(PartyRole, method, broken)
+    step = "local" if method == "_local" else "cross"
     with pytest.raises(ProtocolError, match=f"party 2 failed during step '{step}'"):
         est.fit(X, y)
     assert not hasattr(est, "coef_")
@@ -188,9 +197,12 @@ def test_party_failure_aborts_without_a_model(monkeypatch, method):
 
 def test_classifier_failure_message_names_cause(monkeypatch):
     X, y, parts = _data()
-    monkeypatch.setattr(
-        Party, "encrypted_features", lambda self: (_ for _ in ()).throw(OSError("x"))
-    )
+    import skdp.vertical._secure as secure
+
+    def broken(self, U, scale):
+        raise OSError("x")
+
+    monkeypatch.setattr(secure.PlaintextParty, "encrypt_columns", broken)
     with pytest.raises(ProtocolError, match="OSError"):
         VerticalFMClassifier(data_norm=1.0, linear_weight=0.5, partition=parts).fit(
             X, y > 0
@@ -211,8 +223,8 @@ def test_bottom_up_parties_send_their_budgets_first():
     )
     est._keep_transcript_payloads = True
     est.fit(X, y)
-    budgets = [m for m in est.transcript_ if m.kind == "budget"]
+    budgets = [m for m in est.transcript_ if m.kind == "declaration"]
     assert [m.sender for m in budgets] == ["party 0", "party 1", "party 2"]
     assert all(m.receiver == SERVER for m in budgets)
-    np.testing.assert_allclose(budgets[1].payload, [1.0, 0.2, 0.0, 0.2])
-    assert est.transcript_.messages[0].kind == "budget"
+    np.testing.assert_allclose(budgets[1].payload["budget"], [1.0, 0.2, 0.0, 0.2])
+    assert est.transcript_.messages[0].kind == "declaration"

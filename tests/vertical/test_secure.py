@@ -7,8 +7,12 @@ import pytest
 from scipy import stats
 
 from skdp.mechanisms import GaussianMechanism, LaplaceMechanism
-from skdp.vertical._protocol import _noise_shares
-from skdp.vertical._secure import PlaintextBackend, make_backend
+from skdp.vertical._noise_shares import noise_share
+from skdp.vertical._secure import make_key_holder, make_party_backend
+
+
+def _noise_shares(mech, size, n_shares, rng):
+    return noise_share(mech, size, n_shares, "distributed", rng)
 
 
 def _block_inputs(n=3000, seed=0):
@@ -19,43 +23,54 @@ def _block_inputs(n=3000, seed=0):
     return U, V, rng
 
 
-def _run_block(backend, U, V, rng, g=2.0**-27):
-    backend.setup([g], value_bound=U.shape[0], noise_bound=1e3, rng=rng)
-    share_enc = g * rng.integers(-1000, 1000, (3, 2))
+def _run_block(name, U, V, rng, g=2.0**-27, n_encryptors=1):
+    holder = make_key_holder(name)
+    context = holder.setup([g], value_bound=U.shape[0], noise_bound=1e3)
+    enc_party = make_party_backend(context)
+    eval_party = make_party_backend(context)
+    shares = [g * rng.integers(-1000, 1000, (3, 2)) for _ in range(n_encryptors)]
     share_eval = g * rng.integers(-1000, 1000, (3, 2))
-    encrypted = backend.encrypt_columns(U, 0.125, rng)
-    enc_share = backend.encrypt_share(share_enc, rng, g)
-    result = backend.evaluate(encrypted, V, 1.0, enc_share, share_eval, rng, g)
-    out = backend.decrypt_sums(result, g)
-    return out, 0.125 * U.T @ V + share_enc + share_eval
+    encrypted = enc_party.encrypt_columns(U, 0.125)
+    enc_shares = [enc_party.encrypt_share(share, g) for share in shares]
+    result = eval_party.evaluate(encrypted, V, 1.0, enc_shares, share_eval, rng, g)
+    out = holder.decrypt_sums(result, g)
+    return out, 0.125 * U.T @ V + sum(shares) + share_eval, holder, eval_party
 
 
 def test_plaintext_backend_is_exact():
     U, V, rng = _block_inputs()
-    out, expected = _run_block(PlaintextBackend(), U, V, rng)
+    out, expected, _, _ = _run_block("plaintext", U, V, rng)
     np.testing.assert_array_equal(out, expected)
 
 
 def test_unknown_backend():
     with pytest.raises(ValueError, match="secure_backend"):
-        make_backend("paillier")
+        make_key_holder("paillier")
+    with pytest.raises(ValueError, match="secure_backend"):
+        make_party_backend({"backend": "paillier"})
+
+
+@pytest.mark.parametrize("name", ["plaintext", "bfv"])
+def test_evaluator_adds_several_encrypted_shares(name):
+    if name == "bfv":
+        pytest.importorskip("tenseal")
+    U, V, rng = _block_inputs(n=500)
+    out, expected, _, _ = _run_block(name, U, V, rng, n_encryptors=3)
+    np.testing.assert_array_equal(out, expected)
 
 
 def test_bfv_backend_is_exact_and_masks_every_slot():
     pytest.importorskip("tenseal")
-    from skdp.vertical._secure import BFVBackend
-
     U, V, rng = _block_inputs()
-    backend = BFVBackend()
-    out, expected = _run_block(backend, U, V, rng)
+    out, expected, backend, party = _run_block("bfv", U, V, rng)
     np.testing.assert_array_equal(out, expected)
     # the server's view of one result: slots are uniform except for their sum
     g = 2.0**-27
     g_units = backend._units[g]
-    encrypted = backend.encrypt_columns(U, 0.125, rng)
+    encrypted = party.encrypt_columns(U, 0.125)
     zeros = np.zeros((3, 2))
-    enc_share = backend.encrypt_share(zeros, rng, g)
-    result = backend.evaluate(encrypted, V, 1.0, enc_share, zeros, rng, g)
+    enc_share = party.encrypt_share(zeros, g)
+    result = party.evaluate(encrypted, V, 1.0, [enc_share], zeros, rng, g)
     s = backend._seal
     ct = backend._load(s.Ciphertext, result["sums"][0])
     plain = s.Plaintext()

@@ -1,0 +1,365 @@
+"""A data holder of the vertical protocol as a state machine (:class:`PartyRole`).
+
+A party holds some columns of every record (the *label party* also the labels).
+It clips them to the domain it declares, tells the server that domain, receives
+the plan and the public context, noises its single-party coefficients, encrypts
+its columns (labels) for the parties it pairs with, evaluates the encrypted
+columns it receives against its own, and finally receives the released model.
+"""
+
+import math
+
+import numpy as np
+
+from skdp._fm import objective_constants
+from skdp.utils import clip_to_bounds, clip_to_norm
+from skdp.vertical._messages import SERVER, Role, party_name
+from skdp.vertical._noise_shares import noise_share
+from skdp.vertical._plan import group_key, mechanism_from_spec, round_to_lattice
+from skdp.vertical._secure import make_party_backend
+
+__all__ = ["PartyRole", "clip_block"]
+
+
+def clip_block(X, *, lower, upper, data_norm, n_features, copy=True):
+    """Clip one party's columns to its part of the declared domain.
+
+    A box is per coordinate, so it is applied exactly. No party sees a whole
+    row, so a row-norm bound ``R`` is enforced as ``||x^(k)|| <= R sqrt(d_k/d)``
+    per block: the product of these balls lies inside the declared ball (the
+    guarantee is unchanged) and rows already inside it are untouched.
+    """
+    block = X
+    if lower is not None:
+        block = clip_to_bounds(block, lower, upper)
+    if data_norm is not None:
+        radius = data_norm * math.sqrt(block.shape[1] / n_features)
+        block = clip_to_norm(block, radius, copy=copy and block is X)
+    elif block is X:
+        block = np.array(X, dtype=np.float64, copy=copy)
+    return block
+
+
+class PartyRole(Role):
+    """Party ``index`` of the vertical protocol.
+
+    Parameters
+    ----------
+    index : int
+        Its position ``k``; its role name is ``"party k"``.
+    columns : array-like of int
+        The global indices of the columns it holds (public: the partition).
+    X : ndarray of shape (n_samples, len(columns))
+        Its columns, in record order (aligned with every other party's). They
+        are clipped to the declared domain here; the input is not modified.
+    n_features : int
+        ``d``, the total number of columns over all parties (public).
+    lower, upper : array-like of shape (len(columns),) or None
+        Its declared box.
+    data_norm : float or None
+        The declared bound ``R`` on a whole row's L2 norm (every party declares
+        the same ``R``; it clips its block to ``R sqrt(d_k / d)``).
+    labels : ndarray of shape (n_samples,) or None
+        Only for the label party: regression targets, or 0/1 class labels.
+    y_bounds : (float, float) or None
+        The label party's declared label range (regression); labels are clipped.
+    budget : array-like or None
+        Bottom-up: ``[eps^(k), eps^k0, eps^k1, ...]`` (its total, then its row
+        of pairwise budgets, 0 for itself). None for top-down.
+    rng : numpy.random.Generator
+        Its own randomness (noise shares, slot masks).
+    policy : callable or None
+        ``policy(plan)`` is called with the plan payload before anything is
+        computed; raising refuses the plan (the run aborts).
+    copy : bool, default=True
+        False lets the party clip ``X`` in place (the in-process estimators hand
+        over a fresh block).
+
+    Attributes
+    ----------
+    result : dict or None
+        The released model the server sends at the end.
+    """
+
+    def __init__(
+        self,
+        index,
+        columns,
+        X,
+        *,
+        n_features,
+        lower=None,
+        upper=None,
+        data_norm=None,
+        labels=None,
+        y_bounds=None,
+        budget=None,
+        rng=None,
+        policy=None,
+        copy=True,
+    ):
+        super().__init__()
+        self.index = int(index)
+        self.name = party_name(index)
+        self.columns = np.asarray(columns, dtype=np.intp)
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != len(self.columns):
+            raise ValueError(
+                f"{self.name}: X must have one column per held column "
+                f"({len(self.columns)}), got shape {X.shape}."
+            )
+        if lower is not None:
+            lower = np.broadcast_to(np.asarray(lower, float), (X.shape[1],)).copy()
+            upper = np.broadcast_to(np.asarray(upper, float), (X.shape[1],)).copy()
+        self._domain = {
+            "lower": lower,
+            "upper": upper,
+            "data_norm": None if data_norm is None else float(data_norm),
+            "y_bounds": None if y_bounds is None else [float(v) for v in y_bounds],
+        }
+        self._X = clip_block(
+            X,
+            lower=lower,
+            upper=upper,
+            data_norm=self._domain["data_norm"],
+            n_features=int(n_features),
+            copy=copy,
+        )
+        self._labels = None
+        if labels is not None:
+            labels = np.asarray(labels, dtype=np.float64)
+            if labels.shape != (X.shape[0],):
+                raise ValueError(
+                    f"{self.name}: labels must have shape ({X.shape[0]},), got "
+                    f"{labels.shape}."
+                )
+            if y_bounds is not None:
+                labels = np.clip(labels, *self._domain["y_bounds"])
+            self._labels = labels
+        self._budget = None if budget is None else np.asarray(budget, dtype=float)
+        self._rng = rng if rng is not None else np.random.default_rng()
+        self._policy = policy
+        self._plan = None
+        self._backend = None
+        self._dealer_noise = None
+        self._pending = []  # cross messages that arrived before the plan
+        self._inbox = {}  # (group, what) -> {"columns": ..., "shares": {...}}
+        self._shares = None
+        self._mechanisms = None
+
+    @property
+    def is_label_party(self):
+        return self._labels is not None
+
+    # ---------------------------------------------------------------- steps
+    def _start(self):
+        payload = {
+            "index": self.index,
+            "n_samples": int(self._X.shape[0]),
+            "columns": self.columns.astype(np.int64),
+            "holds_labels": self.is_label_party,
+            **self._domain,
+            "budget": self._budget,
+        }
+        return [self._send("declare", SERVER, "declaration", payload)]
+
+    def _receive(self, message):
+        kind = message.kind
+        if kind == "plan":
+            if self._policy is not None:
+                self._policy(message.payload)
+            self._plan = message.payload
+        elif kind == "public context":
+            self._backend = make_party_backend(message.payload)
+        elif kind == "noise":
+            self._dealer_noise = message.payload
+        elif kind in ("encrypted columns", "encrypted labels", "encrypted noise share"):
+            self._pending.append(message)
+        elif kind == "released model":
+            self.result = message.payload
+            self.finished = True
+            return []
+        else:
+            raise ValueError(f"unexpected {kind!r} from {message.sender}")
+        if not self._ready:
+            return []
+        out = []
+        if self._shares is None:
+            out += self._local_and_encrypt()
+        pending, self._pending = self._pending, []
+        self._step = "cross"
+        for msg in pending:
+            out += self._collect(msg)
+        return out
+
+    @property
+    def _ready(self):
+        if self._plan is None or self._backend is None:
+            return False
+        return self._plan["noise_generation"] != "dealer" or (
+            self._dealer_noise is not None
+        )
+
+    # -------------------------------------------------------------- noise
+    def _my_groups(self):
+        """``[(name, group dict)]`` of the groups it contributes to, in the
+        plan's order: its own group first, then its pairs."""
+        return [(g["name"], g) for g in self._plan["groups"]]
+
+    def _draw_shares(self):
+        """Every noise share it adds, drawn at one point in a fixed order (its
+        own group's quad then lin, the pairs' quad blocks, the pairs' lin
+        blocks), so the draws do not depend on the order messages arrive in."""
+        plan = self._plan
+        shares = {}
+        generation = plan["noise_generation"]
+        groups = self._my_groups()
+        order = [(name, "quad") for name, g in groups if g["key"][0] == "local"]
+        order += [(name, "lin") for name, g in groups if g["key"][0] == "local"]
+        order += [(name, "quad") for name, g in groups if g["key"][0] == "pair"]
+        order += [(name, "lin") for name, g in groups if g["key"][0] == "pair"]
+        for name, what in order:
+            g = dict(groups)[name]
+            size = len(g["rows"]) if what == "quad" else len(g["lin"])
+            if what == "lin" and size == 0:
+                continue
+            if generation == "dealer":
+                noise = self._dealer_noise.get(f"{name} {what}")
+                shares[name, what] = (
+                    np.zeros(size) if noise is None else np.asarray(noise, float)
+                )
+            else:
+                mech = self._mechanisms[name]
+                m = len(g["contributors"])
+                shares[name, what] = noise_share(mech, size, m, generation, self._rng)
+        return shares
+
+    # ------------------------------------------------------ local and cross
+    def _local_and_encrypt(self):
+        plan = self._plan
+        if plan["objective"] == "logistic_taylor" and self.is_label_party:
+            if not np.all((self._labels == 0) | (self._labels == 1)):
+                raise ValueError("logistic labels must be encoded as 0/1.")
+        self._mechanisms = {
+            g["name"]: mechanism_from_spec(g["mechanism"]) for g in plan["groups"]
+        }
+        self._step = "local"
+        self._shares = self._draw_shares()
+        out = [self._send("local", SERVER, "noisy local coefficients", self._local())]
+        self._step = "cross"
+        label = plan["label_party"]
+        # each is encrypted once and sent to every evaluator
+        encrypted = labels = None
+        for name, g in self._my_groups():
+            if g["key"][0] != "pair":
+                continue
+            k, q = g["key"][1:]
+            if k == self.index:
+                if encrypted is None:
+                    encrypted = self._backend.encrypt_columns(self._X, plan["kappa"])
+                shape = (len(self.columns), len(g["rows"]) // len(self.columns))
+                out += self._encrypted_pair(
+                    name, "quad", shape, q, encrypted, "columns"
+                )
+            if self.is_label_party and len(g["lin"]):
+                if labels is None:
+                    labels = self._backend.encrypt_columns(
+                        self._beta_y[:, None], plan["linear_weight"]
+                    )
+                other = q if k == label else k
+                shape = (1, len(g["lin"]))
+                out += self._encrypted_pair(name, "lin", shape, other, labels, "labels")
+        return out
+
+    @property
+    def _beta_y(self):
+        _, beta = objective_constants(self._plan["objective"])
+        return beta(self._labels)
+
+    def _encrypted_pair(self, name, what, shape, evaluator, encrypted, noun):
+        """Encryptor: its input and its noise share of the block, encrypted."""
+        share = self._shares[name, what].reshape(shape)
+        share = self._backend.encrypt_share(share, self._granularity(name))
+        receiver = party_name(evaluator)
+        head = {"group": name, "what": what}
+        return [
+            self._send(
+                "cross", receiver, f"encrypted {noun}", {**head, "data": encrypted}
+            ),
+            self._send(
+                "cross", receiver, "encrypted noise share", {**head, "data": share}
+            ),
+        ]
+
+    def _granularity(self, name):
+        return float(getattr(self._mechanisms[name], "granularity", 0.0))
+
+    def _local(self):
+        """Noisy single-party coefficients ``{"quad", "lin"}``."""
+        plan = self._plan
+        name, g = next((n, g) for n, g in self._my_groups() if g["key"][0] == "local")
+        gran = self._granularity(name)
+        kappa, c = plan["kappa"], plan["linear_weight"]
+        rows, cols = np.asarray(g["rows"]), np.asarray(g["cols"])
+        d, scaling = plan["n_features"], plan["intercept_scaling"]
+        position = np.full(d + 1, -1)
+        position[self.columns] = np.arange(len(self.columns))
+        # same products and order of operations as the centralized statistics
+        gram = self._X.T @ self._X
+        to_intercept = cols == d
+        values = np.empty(len(rows))
+        own = ~to_intercept
+        values[own] = kappa * gram[position[rows[own]], position[cols[own]]]
+        if to_intercept.any():
+            col_sums = scaling * self._X.sum(axis=0)
+            values[to_intercept] = kappa * col_sums[position[rows[to_intercept]]]
+        quad = round_to_lattice(values, gran) + self._shares[name, "quad"]
+        lin = np.empty(0)
+        lin_idx = np.asarray(g["lin"], dtype=np.intp)
+        if len(lin_idx):
+            beta_y = self._beta_y
+            lin_vals = np.empty(len(lin_idx))
+            features = lin_idx != d
+            X_beta = self._X.T @ beta_y
+            lin_vals[features] = c * X_beta[position[lin_idx[features]]]
+            lin_vals[~features] = c * (scaling * beta_y.sum())
+            lin = round_to_lattice(lin_vals, gran) + self._shares[name, "lin"]
+        return {"group": name, "quad": quad, "lin": lin}
+
+    def _collect(self, message):
+        """Evaluator: gather a block's encrypted input and the others' shares."""
+        payload = message.payload
+        name, what = payload["group"], payload["what"]
+        g = dict(self._my_groups()).get(name)
+        if g is None or self.index not in g["contributors"]:
+            raise ValueError(f"{message.sender} sent data for a foreign group {name!r}")
+        slot = self._inbox.setdefault((name, what), {"columns": None, "shares": {}})
+        if message.kind == "encrypted noise share":
+            slot["shares"][message.sender] = payload["data"]
+        else:
+            slot["columns"] = payload["data"]
+        others = [party_name(k) for k in g["contributors"] if k != self.index]
+        if slot["columns"] is None or set(slot["shares"]) != set(others):
+            return []
+        del self._inbox[name, what]
+        k, q = group_key(name)[1:]
+        if what == "quad":
+            shape = (len(g["rows"]) // len(self.columns), len(self.columns))
+        else:
+            shape = (1, len(self.columns))
+        share = self._shares[name, what].reshape(shape)
+        result = self._backend.evaluate(
+            slot["columns"],
+            self._X,
+            1.0,
+            [slot["shares"][o] for o in others],
+            share,
+            self._rng,
+            self._granularity(name),
+        )
+        head = {"group": name, "what": what}
+        return [
+            self._send(
+                "cross", SERVER, "encrypted masked sums", {**head, "data": result}
+            )
+        ]

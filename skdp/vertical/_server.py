@@ -1,0 +1,411 @@
+"""The server of the vertical protocol as a state machine (:class:`ServerRole`).
+
+The server holds no data. From the public parameters and the parties'
+declarations it makes the plan (the declared domain, the coefficient groups and
+their mechanisms) and the backend's keys, sends every party its part of the plan
+and the public context, collects the noisy single-party coefficients and
+decrypts the noisy cross sums, post-processes and solves the noisy quadratic
+with the functional-mechanism core, and sends the released model to every
+party.
+"""
+
+import numpy as np
+
+from skdp._fm import objective_constants, solve_release, symmetric_from_triu
+from skdp.vertical._messages import DEALER, SERVER, Role, party_name
+from skdp.vertical._plan import (
+    assemble_domain,
+    check_bottom_up,
+    check_public_parameters,
+    group_key,
+    group_name,
+    make_plan,
+    round_to_lattice,
+    triu_position,
+)
+from skdp.vertical._secure import make_key_holder
+
+__all__ = ["ServerRole", "threat_model"]
+
+
+def threat_model(noise_generation, backend):
+    """Against whom ``party_privacy`` holds: ``{adversary: statement}``.
+
+    Adversaries are honest-but-curious: they follow the protocol and pool what
+    they see. "holds" means that the columns of every party outside the
+    adversary (and the labels, if the label party is outside) enjoy that party's
+    ``party_privacy`` epsilon. See the user guide's threat-model table.
+    """
+    coalition = {
+        "threshold": "holds for every party outside the coalition: each cross "
+        "coefficient carries a full-noise share from each party of its pair",
+        "distributed": "weaker: a cross coefficient of a coalition member keeps "
+        "only the other party's share, part of the mechanism's noise",
+        "dealer": "broken for the cross coefficients whose dealer noise a "
+        "coalition member added (it knows that noise)",
+    }[noise_generation]
+    if backend == "bfv":
+        coalition += (
+            "; and the server's key decrypts the ciphertexts a coalition member "
+            "evaluated (columns of lower-indexed parties, the labels): exposed"
+        )
+    out = {
+        "outsiders": "holds (they see the released model only)",
+        "server": "holds (noisy coefficients; slot-masked sums)",
+        "parties without the server": "holds (ciphertexts, own data, the model)",
+        "parties with the server": coalition,
+    }
+    if noise_generation == "dealer":
+        out["dealer with the server"] = "nothing holds: the dealer knows all noise"
+    if backend == "plaintext":
+        out["backend"] = (
+            "plaintext is the ideal functionality (simulation): the statements hold "
+            "for an ideal secure product; across processes it sends the encryptor's "
+            "columns in the clear to the evaluating party"
+        )
+    return out
+
+
+class ServerRole(Role):
+    """The server: plan, keys, decryption, post-processing and release.
+
+    Parameters
+    ----------
+    objective : {"squared", "logistic_taylor"}
+    partition : list of array-like of int
+        The global column indices each party holds (public); party k holds
+        ``partition[k]``.
+    label_party : int
+    n_samples : int or None
+        Expected number of records (every party must declare it); None accepts
+        what the parties agree on.
+    fit_intercept : bool
+    epsilon, delta : float
+        Top-down budget of the whole record (``delta`` for Gaussian only).
+    mechanism : {"laplace", "gaussian"}
+    budget : {"top-down", "bottom-up"}
+        Bottom-up: the parties' budgets arrive in their declarations.
+    linear_weight : "auto" or float
+    postprocessing : {"ridge", "trim", "none"}
+    backend : {"plaintext", "bfv"}
+    noise_generation : {"threshold", "distributed", "dealer"}
+        ``"dealer"`` needs a :class:`~skdp.vertical._dealer.DealerRole` in the run.
+
+    Attributes
+    ----------
+    plan : Plan or None
+        The plan once every party has declared.
+    result : dict or None
+        The released model: ``coef`` (ndarray), ``intercept`` (float),
+        ``privacy`` (``epsilon``, ``delta``, ``mechanism``, ``budget``,
+        ``noise_generation``, ``threat_model``), ``party_privacy`` (ndarray),
+        ``group_epsilon`` (``{"local k" | "pair k l": epsilon}``),
+        ``sensitivity`` (``{"l1", "l2"}`` or None), ``noise_std``,
+        ``linear_weight``, ``objective``, ``partition``, ``label_party``,
+        ``n_samples``, ``domain`` (``lower``, ``upper``, ``data_norm``,
+        ``y_bounds``, ``fit_intercept``, ``intercept_scaling``).
+    """
+
+    name = SERVER
+
+    def __init__(
+        self,
+        *,
+        objective,
+        partition,
+        label_party=0,
+        n_samples=None,
+        fit_intercept=True,
+        epsilon=1.0,
+        delta=0.0,
+        mechanism="laplace",
+        budget="top-down",
+        linear_weight="auto",
+        postprocessing="ridge",
+        backend="plaintext",
+        noise_generation="threshold",
+    ):
+        super().__init__()
+        if objective not in ("squared", "logistic_taylor"):
+            raise ValueError(f"unknown objective {objective!r}.")
+        self.objective = objective
+        self.partition = [np.asarray(cols, dtype=np.intp) for cols in partition]
+        self.n_parties = len(self.partition)
+        self.label_party = int(label_party)
+        if not 0 <= self.label_party < self.n_parties:
+            raise ValueError(f"label_party must be in [0, {self.n_parties}).")
+        self.n_samples = None if n_samples is None else int(n_samples)
+        self.fit_intercept = bool(fit_intercept)
+        self.epsilon, self.delta = epsilon, delta
+        self.mechanism, self.budget = mechanism, budget
+        self.linear_weight, self.postprocessing = linear_weight, postprocessing
+        self.backend_name, self.noise_generation = backend, noise_generation
+        check_public_parameters(
+            budget=budget,
+            mechanism=mechanism,
+            noise_generation=noise_generation,
+            party_epsilon=None,
+            pairwise_epsilon=None,
+            n_parties=self.n_parties,
+            budgets_declared_later=True,
+        )
+        self.plan = None
+        self._declarations = {}
+        self._received = set()
+
+    # ------------------------------------------------------------------ plan
+    def _receive(self, message):
+        kind = message.kind
+        if kind == "declaration":
+            return self._declare(message)
+        if self.plan is None:
+            raise ValueError(f"{kind!r} from {message.sender} before the plan")
+        if kind == "noisy local coefficients":
+            self._store_local(message)
+        elif kind == "encrypted masked sums":
+            self._store_cross(message)
+        else:
+            raise ValueError(f"unexpected {kind!r} from {message.sender}")
+        if self._received != self._expected:
+            return []
+        return self._release()
+
+    def _declare(self, message):
+        dec = message.payload
+        k = int(dec["index"])
+        if message.sender != party_name(k) or not 0 <= k < self.n_parties:
+            raise ValueError(f"{message.sender} declared itself as party {k}")
+        if k in self._declarations:
+            raise ValueError(f"{message.sender} declared twice")
+        if not np.array_equal(np.asarray(dec["columns"]), self.partition[k]):
+            raise ValueError(
+                f"{message.sender} declares columns {list(dec['columns'])}, the "
+                f"partition gives it {list(self.partition[k])}"
+            )
+        if bool(dec["holds_labels"]) != (k == self.label_party):
+            raise ValueError(
+                f"{message.sender} {'holds' if dec['holds_labels'] else 'lacks'} the "
+                f"labels but the label party is party {self.label_party}"
+            )
+        self._declarations[k] = dec
+        if len(self._declarations) < self.n_parties:
+            return []
+        return self._make_plan()
+
+    def _make_plan(self):
+        decs = [self._declarations[k] for k in range(self.n_parties)]
+        ns = {int(dec["n_samples"]) for dec in decs}
+        if len(ns) != 1 or (self.n_samples is not None and ns != {self.n_samples}):
+            raise ValueError(
+                f"the parties declare different numbers of records: {sorted(ns)}"
+                + ("" if self.n_samples is None else f" (expected {self.n_samples})")
+            )
+        self.n_samples = ns.pop()
+        if self.n_samples < 2:
+            raise ValueError("the protocol needs at least 2 records.")
+        budgets = None
+        if self.budget == "bottom-up":
+            rows = [np.asarray(dec["budget"], dtype=np.float64) for dec in decs]
+            budgets = check_bottom_up(
+                [row[0] for row in rows], [row[1:] for row in rows], self.n_parties
+            )
+        domain = assemble_domain(
+            decs, self.partition, self.label_party, fit_intercept=self.fit_intercept
+        )
+        if self.objective == "squared" and domain.y_bounds is None:
+            raise ValueError("the label party must declare y_bounds for regression.")
+        self.plan = plan = make_plan(
+            objective=self.objective,
+            domain=domain,
+            partition=self.partition,
+            label_party=self.label_party,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            mechanism=self.mechanism,
+            linear_weight=self.linear_weight,
+            budgets=budgets,
+        )
+        self._key_holder = make_key_holder(self.backend_name)
+        granularities = sorted(
+            {self._granularity(gr.mechanism) for gr in plan.groups.values()}
+        )
+        noise_bound = max(
+            (60.0 * getattr(gr.mechanism, "scale", 0.0))
+            + 12.0 * getattr(gr.mechanism, "sigma", 0.0)
+            for gr in plan.groups.values()
+        )
+        if self.noise_generation == "threshold" and self.n_parties > 1:
+            noise_bound *= 2.0  # m shares of 1/(m-1) each: at most twice the noise
+        context = self._key_holder.setup(
+            granularities, plan.value_bound(self.n_samples), noise_bound
+        )
+        p = plan.n_coef
+        self._upper = np.full(p * (p + 1) // 2, np.nan)
+        self._lin = np.full(p, np.nan)
+        kappa, _ = objective_constants(self.objective)
+        if self.fit_intercept:
+            # the intercept's diagonal: kappa s^2 n, public (sensitivity 0)
+            g = self._granularity(plan.groups[("local", self.label_party)].mechanism)
+            s = domain.intercept_scaling
+            value = round_to_lattice(np.array([kappa * s**2 * self.n_samples]), g)
+            self._upper[triu_position([p - 1], [p - 1], p)] = value
+        self._expected = {("local", k) for k in range(self.n_parties)}
+        for key, gr in plan.groups.items():
+            if key[0] == "pair":
+                self._expected.add((group_name(key), "quad"))
+                if len(gr.lin):
+                    self._expected.add((group_name(key), "lin"))
+        out = []
+        common = {
+            "objective": self.objective,
+            "kappa": float(kappa),
+            "linear_weight": float(plan.linear_weight),
+            "intercept_scaling": float(domain.intercept_scaling),
+            "n_features": int(domain.n_features),
+            "n_samples": self.n_samples,
+            "label_party": self.label_party,
+            "noise_generation": self.noise_generation,
+            "backend": self.backend_name,
+            "privacy": self._privacy(),
+        }
+        for k in range(self.n_parties):
+            mine = [
+                self._group_payload(key, gr)
+                for key, gr in plan.groups.items()
+                if k in gr.contributors
+            ]
+            out.append(
+                self._send("plan", party_name(k), "plan", {**common, "groups": mine})
+            )
+            out.append(self._send("plan", party_name(k), "public context", context))
+        if self.noise_generation == "dealer":
+            payload = {
+                "budget": self.budget,
+                "top_mechanism": plan.top_spec,
+                "n_coef": int(p),
+                "fit_intercept": self.fit_intercept,
+                "n_parties": self.n_parties,
+                "groups": [self._group_payload(k, g) for k, g in plan.groups.items()],
+            }
+            out.append(self._send("plan", DEALER, "dealer plan", payload))
+        return out
+
+    @staticmethod
+    def _granularity(mech):
+        return float(getattr(mech, "granularity", 0.0))
+
+    def _group_payload(self, key, group):
+        return {
+            "name": group_name(key),
+            "key": list(key),
+            "contributors": [int(k) for k in group.contributors],
+            "rows": np.asarray(group.quad[0], dtype=np.int64),
+            "cols": np.asarray(group.quad[1], dtype=np.int64),
+            "lin": np.asarray(group.lin, dtype=np.int64),
+            "mechanism": self.plan.specs[key],
+        }
+
+    def _privacy(self):
+        epsilon, delta = self.plan.spend()
+        return {
+            "epsilon": epsilon,
+            "delta": delta,
+            "mechanism": self.mechanism,
+            "budget": self.budget,
+            "noise_generation": self.noise_generation,
+        }
+
+    # ------------------------------------------------------------- collect
+    def _store_local(self, message):
+        k = int(message.sender.split()[-1])
+        if ("local", k) in self._received:
+            raise ValueError(f"{message.sender} sent its coefficients twice")
+        group = self.plan.groups[("local", k)]
+        rows, cols = group.quad
+        payload = message.payload
+        self._upper[triu_position(rows, cols, self.plan.n_coef)] = payload["quad"]
+        if len(group.lin):
+            self._lin[group.lin] = payload["lin"]
+        self._received.add(("local", k))
+
+    def _store_cross(self, message):
+        payload = message.payload
+        name, what = payload["group"], payload["what"]
+        if (name, what) not in self._expected or (name, what) in self._received:
+            raise ValueError(f"unexpected sums for {name!r} ({what})")
+        key = group_key(name)
+        group = self.plan.groups[key]
+        if message.sender != party_name(self._evaluator(key, what)):
+            raise ValueError(f"{message.sender} is not the evaluator of {name!r}")
+        noisy = self._key_holder.decrypt_sums(
+            payload["data"], self._granularity(group.mechanism)
+        )
+        if what == "quad":
+            rows, cols = group.quad
+            self._upper[triu_position(rows, cols, self.plan.n_coef)] = noisy.ravel()
+        else:
+            self._lin[group.lin] = noisy.ravel()
+        self._received.add((name, what))
+
+    def _evaluator(self, key, what):
+        _, k, q = key
+        if what == "quad":
+            return q
+        return q if k == self.label_party else k
+
+    # ------------------------------------------------------------- release
+    def _release(self):
+        plan = self.plan
+        if np.isnan(self._upper).any() or np.isnan(self._lin).any():
+            raise ValueError("the server did not receive every coefficient")
+        c = plan.linear_weight
+        A_hat = symmetric_from_triu(self._upper, plan.n_coef)
+        b_hat = self._lin / c
+        noise_std, noise_std_b = plan.noise_std(self.noise_generation)
+        # the centralized estimator's post-processing and solve
+        domain = plan.domain
+        coef, intercept = solve_release(
+            A_hat,
+            b_hat,
+            self.objective,
+            domain,
+            noise_std=noise_std,
+            noise_std_b=noise_std_b / c,
+            n=self.n_samples,
+            method=self.postprocessing,
+        )
+        sens = plan.sensitivity
+        model = {
+            "coef": np.asarray(coef, dtype=np.float64),
+            "intercept": intercept,
+            "objective": self.objective,
+            "privacy": {
+                **self._privacy(),
+                "threat_model": threat_model(self.noise_generation, self.backend_name),
+            },
+            "party_privacy": np.asarray(plan.party_privacy(), dtype=np.float64),
+            "group_epsilon": {
+                group_name(key): float(gr.mechanism.epsilon)
+                for key, gr in plan.groups.items()
+            },
+            "sensitivity": None if sens is None else {"l1": sens.l1, "l2": sens.l2},
+            "noise_std": float(noise_std),
+            "linear_weight": float(c),
+            "partition": [cols.astype(np.int64) for cols in self.partition],
+            "label_party": self.label_party,
+            "n_samples": self.n_samples,
+            "domain": {
+                "lower": domain.lower,
+                "upper": domain.upper,
+                "data_norm": domain.data_norm,
+                "y_bounds": None if domain.y_bounds is None else list(domain.y_bounds),
+                "fit_intercept": domain.fit_intercept,
+                "intercept_scaling": float(domain.intercept_scaling),
+            },
+        }
+        self.result = model
+        self.finished = True
+        return [
+            self._send("release", party_name(k), "released model", model)
+            for k in range(self.n_parties)
+        ]

@@ -1,0 +1,131 @@
+import math
+
+import pytest
+
+from skdp import BudgetExceededError, PrivacyBudget, track_budget
+from skdp.accounting import record_spend
+
+
+def test_composition_adds():
+    total = PrivacyBudget(0.5, 1e-6) + PrivacyBudget(1.0, 2e-6)
+    assert total == PrivacyBudget(1.5, 3e-6)
+    assert sum([PrivacyBudget(0.1)] * 3).epsilon == pytest.approx(0.3)
+
+
+def test_partial_order():
+    a, b = PrivacyBudget(1.0, 0.0), PrivacyBudget(2.0, 1e-5)
+    assert a <= b and a < b and b >= a and b > a
+    c = PrivacyBudget(0.5, 1e-3)
+    assert not (c <= b) and not (b <= c)
+    assert PrivacyBudget(1.0) <= PrivacyBudget(1.0) and not PrivacyBudget(
+        1.0
+    ) < PrivacyBudget(1.0)
+
+
+def test_infinite_epsilon_allowed():
+    assert PrivacyBudget(math.inf).epsilon == math.inf
+
+
+@pytest.mark.parametrize(
+    "epsilon, delta, exc",
+    [
+        (-1.0, 0.0, ValueError),
+        (float("nan"), 0.0, ValueError),
+        (1.0, 1.0, ValueError),
+        (1.0, -1e-9, ValueError),
+        ("1", 0.0, TypeError),
+        (1.0, None, TypeError),
+    ],
+)
+def test_bad_budget(epsilon, delta, exc):
+    with pytest.raises(exc):
+        PrivacyBudget(epsilon, delta)
+
+
+def test_tracker_records_and_limits():
+    with track_budget(epsilon=1.0, strict=False) as acc:
+        record_spend(PrivacyBudget(0.4), "a")
+        record_spend(PrivacyBudget(0.5), "b")
+        with pytest.raises(BudgetExceededError, match="limit"):
+            record_spend(PrivacyBudget(0.2), "c")
+        record_spend(PrivacyBudget(0.1), "d")  # strict=False: still fits
+    assert [s for s, _ in acc.spends] == ["a", "b", "d"]
+    assert acc.total.epsilon == pytest.approx(1.0)
+    assert acc.remaining.epsilon == pytest.approx(0.0)
+    assert len(acc.refusals) == 1
+
+
+def test_strict_refusal_closes_the_tracker():
+    with track_budget(epsilon=1.0) as acc:
+        record_spend(PrivacyBudget(0.9), "a")
+        with pytest.raises(BudgetExceededError, match="limit"):
+            record_spend(PrivacyBudget(0.2), "b")
+        with pytest.raises(BudgetExceededError, match="already refused"):
+            record_spend(PrivacyBudget(0.05), "c")  # would fit, still refused
+    assert [s for s, _ in acc.spends] == ["a"]
+    assert acc.swallowed == []  # the user caught it: the block ends normally
+
+
+def test_refusal_then_other_error_is_reported_as_budget_error():
+    with pytest.raises(BudgetExceededError, match="refused") as info:
+        with track_budget(epsilon=1.0):
+            with pytest.raises(BudgetExceededError):
+                record_spend(PrivacyBudget(2.0), "a")
+            raise ValueError("All the 6 fits failed.")
+    assert isinstance(info.value.__cause__, ValueError)
+
+
+def test_nested_trackers_and_no_tracking_outside():
+    with track_budget() as outer:
+        with track_budget(epsilon=0.5) as inner:
+            record_spend(PrivacyBudget(0.3), "x")
+            with pytest.raises(BudgetExceededError):
+                record_spend(PrivacyBudget(0.3), "y")
+        record_spend(PrivacyBudget(0.3), "z")
+    # the refused spend is recorded nowhere
+    assert [s for s, _ in outer.spends] == ["x", "z"]
+    assert [s for s, _ in inner.spends] == ["x"]
+    record_spend(PrivacyBudget(1.0), "untracked")  # no tracker active: no error
+    assert len(outer.spends) == 2
+
+
+def test_delta_limit():
+    with track_budget(epsilon=10.0, delta=1e-6):
+        with pytest.raises(BudgetExceededError, match="delta=1e-05"):
+            record_spend(PrivacyBudget(0.1, 1e-5), "g")
+
+
+def test_a_refusal_takes_back_the_spend_already_recorded_elsewhere():
+    # the outer tracker is asked first and accepts; the inner one refuses
+    with track_budget() as outer:
+        with track_budget(epsilon=0.5, strict=False) as inner:
+            record_spend(PrivacyBudget(0.4), "a")
+            with pytest.raises(BudgetExceededError):
+                record_spend(PrivacyBudget(0.4), "b")
+    assert [s for s, _ in inner.spends] == ["a"]
+    assert [s for s, _ in outer.spends] == ["a"]
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc",
+    [
+        ({"accountant": "rdp"}, ValueError),
+        ({"accountant": "pld"}, ValueError),  # needs delta > 0
+        ({"accountant": "pld", "delta": 1.0}, ValueError),
+        ({"epsilon": -1.0}, ValueError),
+    ],
+)
+def test_bad_track_budget_arguments(kwargs, exc):
+    with pytest.raises(exc):
+        with track_budget(**kwargs):
+            pass
+
+
+def test_record_spend_type():
+    with pytest.raises(TypeError, match="PrivacyBudget"):
+        record_spend(1.0)
+    with track_budget():
+        with pytest.raises(ValueError, match="mechanism must be"):
+            record_spend(PrivacyBudget(1.0), "x", mechanism="cauchy")
+        with pytest.raises(TypeError, match="mechanism must be"):
+            record_spend(PrivacyBudget(1.0), "x", mechanism=3.0)
