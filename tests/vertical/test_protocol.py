@@ -6,24 +6,10 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from skdp._fm import objective_constants
-from skdp.datasets import make_private_regression
 from skdp.vertical import ProtocolError, VerticalFMClassifier, VerticalFMRegressor
 from skdp.vertical._messages import SERVER
 from skdp.vertical._party import PartyRole
-
-
-def _has_tenseal():
-    try:
-        import tenseal  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def _data(n=600, d=6, seed=0):
-    X, y, _, parts = make_private_regression(n, d, n_parties=3, random_state=seed)
-    # a 2^-8 grid keeps the bfv fixed point exact
-    return np.round(X * 256) / 256, np.round(y * 256) / 256, parts
+from tests.vertical._data import BACKENDS, grid_regression
 
 
 def _numeric_arrays(payload):
@@ -76,7 +62,7 @@ def _fit_and_watch_server(monkeypatch, backend, epsilon):
         return out
 
     monkeypatch.setattr(cls, "decrypt_sums", watched)
-    X, y, parts = _data()
+    X, y, parts = grid_regression(600)
     est = VerticalFMRegressor(
         epsilon=epsilon,
         bounds_X=(-1, 1),
@@ -96,20 +82,16 @@ def _any_exact(values, exact_sums):
     return close.any()
 
 
-@pytest.mark.parametrize("backend", ["plaintext", "bfv"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_server_view_is_exact_without_noise(monkeypatch, backend):
     # sanity check of the check below: at epsilon=inf it must trip
-    if backend == "bfv" and not _has_tenseal():
-        pytest.skip("tenseal not installed")
     est, X, y, parts, decrypted = _fit_and_watch_server(monkeypatch, backend, np.inf)
     _, exact_sums = _secrets(est, X, y, parts)
     assert _any_exact(decrypted, exact_sums)
 
 
-@pytest.mark.parametrize("backend", ["plaintext", "bfv"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_transcript_never_carries_raw_data_or_exact_cross_sums(monkeypatch, backend):
-    if backend == "bfv" and not _has_tenseal():
-        pytest.skip("tenseal not installed")
     est, X, y, parts, decrypted = _fit_and_watch_server(monkeypatch, backend, 1.0)
     columns, exact_sums = _secrets(est, X, y, parts)
     # what the server obtains after decryption is noisy
@@ -142,7 +124,7 @@ def test_transcript_never_carries_raw_data_or_exact_cross_sums(monkeypatch, back
 
 
 def test_transcript_sizes_and_roles():
-    X, y, parts = _data()
+    X, y, parts = grid_regression(600)
     est = VerticalFMRegressor(
         epsilon=1.0,
         bounds_X=(-1, 1),
@@ -170,7 +152,7 @@ def test_transcript_sizes_and_roles():
 
 @pytest.mark.parametrize("method", ["_local", "_collect"])
 def test_party_failure_aborts_without_a_model(monkeypatch, method):
-    X, y, parts = _data()
+    X, y, parts = grid_regression(600)
     est = VerticalFMRegressor(
         epsilon=1.0,
         bounds_X=(-1, 1),
@@ -196,7 +178,7 @@ def test_party_failure_aborts_without_a_model(monkeypatch, method):
 
 
 def test_classifier_failure_message_names_cause(monkeypatch):
-    X, y, parts = _data()
+    X, y, parts = grid_regression(600)
     import skdp.vertical._secure as secure
 
     def broken(self, U, scale):
@@ -210,7 +192,7 @@ def test_classifier_failure_message_names_cause(monkeypatch):
 
 
 def test_bottom_up_parties_send_their_budgets_first():
-    X, y, parts = _data()
+    X, y, parts = grid_regression(600)
     pairs = np.full((3, 3), 0.2) - 0.2 * np.eye(3)
     est = VerticalFMRegressor(
         budget="bottom-up",
