@@ -372,3 +372,4 @@ def test_message_bytes_and_transcript():
     t = Transcript()
     drive([_Echo("a", to="b", payload={"x": np.zeros(4)}), _Echo("b")], t)
     assert t.bytes_sent() == {"a": 32} and t.bytes_received() == {"b": 32}
+    assert t.bytes_by_kind() == {"hello": 32}
