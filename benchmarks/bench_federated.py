@@ -25,12 +25,10 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 from _common import cli, markdown_table, write_result  # noqa: E402
+from bench_vertical import LINEAR_WEIGHT, LINK_BITS_PER_S, installed, mb  # noqa: E402
 
 from skdp.datasets import make_private_classification, make_private_regression  # noqa: E402
 from skdp.vertical import VerticalFMClassifier, VerticalFMRegressor  # noqa: E402
-
-LINEAR_WEIGHT = 0.5  # as bench_vertical: explicit, the same in both runs
-LINK_BITS_PER_S = 100e6
 
 
 def _noise_generation():
@@ -38,20 +36,6 @@ def _noise_generation():
     constraint = VerticalFMRegressor._parameter_constraints["noise_generation"][0]
     options = getattr(constraint, "options", ())
     return "threshold" if "threshold" in options else "distributed"
-
-
-def _available():
-    try:
-        import cryptography  # noqa: F401
-        import grpc  # noqa: F401
-        import tenseal  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def _mb(nbytes):
-    return nbytes / 1e6
 
 
 def run_federated(objective, n, d, K, backend="bfv"):
@@ -139,7 +123,7 @@ def run_in_process(objective, data, backend="bfv"):
 
 def main(quick=True, out_dir="benchmarks/results"):
     """Federated (processes + TLS) against in-process, bfv backend."""
-    if not _available():
+    if not installed("cryptography", "grpc", "tenseal"):
         write_result(
             out_dir, "bench_federated", "skipped: needs grpcio, cryptography, tenseal"
         )
@@ -165,10 +149,10 @@ def main(quick=True, out_dir="benchmarks/results"):
                     sec["imports"],
                     sec.get("startup", 0.0) + sec.get("data", 0.0),
                     sec["protocol"],
-                    _mb(t["sent"]),
-                    _mb(t["received"]),
-                    _mb(in_sent.get(role, 0)),
-                    _mb(in_received.get(role, 0)),
+                    mb(t["sent"]),
+                    mb(t["received"]),
+                    mb(in_sent.get(role, 0)),
+                    mb(in_received.get(role, 0)),
                     t["messages_sent"],
                     link,
                 ]
@@ -187,8 +171,8 @@ def main(quick=True, out_dir="benchmarks/results"):
                 seconds["connect"] + seconds["session"],
                 seconds["protocol"],
                 in_wall,
-                _mb(total),
-                _mb(transcript.total_bytes),
+                mb(total),
+                mb(transcript.total_bytes),
                 worst,
             ]
         )

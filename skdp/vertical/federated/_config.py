@@ -160,6 +160,14 @@ class ServerConfig:
     max_message_bytes: int = 2**30
     source: str = "<dict>"
 
+    def epsilon_lists(self):
+        """The bottom-up budgets as plain lists (None when not set)."""
+        pairs = self.pairwise_epsilon
+        return {
+            "party_epsilon": list(self.party_epsilon) if self.party_epsilon else None,
+            "pairwise_epsilon": [list(r) for r in pairs] if pairs else None,
+        }
+
     def request(self):
         """What the server asks every party to accept."""
         return {
@@ -168,12 +176,7 @@ class ServerConfig:
             "delta": self.delta,
             "mechanism": self.mechanism,
             "budget": self.budget,
-            "party_epsilon": list(self.party_epsilon) if self.party_epsilon else None,
-            "pairwise_epsilon": (
-                [list(r) for r in self.pairwise_epsilon]
-                if self.pairwise_epsilon
-                else None
-            ),
+            **self.epsilon_lists(),
             "backend": self.backend,
             "noise_generation": self.noise_generation,
             "fit_intercept": self.fit_intercept,

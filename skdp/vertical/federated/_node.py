@@ -210,6 +210,11 @@ class Node:
                 try:
                     self.peers[p].ping(timeout=self.timeouts.call)
                 except TransportError as exc:
+                    # a peer that aborted tells everyone why before it exits: give
+                    # its abort message a moment to arrive, so the run fails with
+                    # the real cause rather than with "lost contact"
+                    if self._stopped.wait(min(2.0, self.timeouts.call)):
+                        return
                     if p in self._watched and self._abort is None:
                         self._abort = (self.name, f"lost contact with {p}: {exc}")
                         self._inbox.put(None)

@@ -183,12 +183,7 @@ def model_file(config, accepted, results):
         "partition": [[int(c) for c in cols] for cols in res["partition"]],
         "label_party": int(res["label_party"]),
         "budget": config.budget,
-        "party_epsilon": list(config.party_epsilon) if config.party_epsilon else None,
-        "pairwise_epsilon": (
-            [list(r) for r in config.pairwise_epsilon]
-            if config.pairwise_epsilon
-            else None
-        ),
+        **config.epsilon_lists(),
         "secure_backend": config.backend,
         "noise_generation": config.noise_generation,
         "random_state": config.random_state,

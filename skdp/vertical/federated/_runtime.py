@@ -25,6 +25,7 @@ import sys
 import time
 import traceback
 from collections import deque
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -52,6 +53,21 @@ __all__ = ["FederatedError", "run_party", "run_server"]
 
 SESSION = "session"
 _RUNTIME_STEPS = (SESSION, CONTROL, ALIGN)
+
+
+@contextmanager
+def _aborting_on_failure(node, name):
+    """Any failure tells every peer to abort and leaves as one FederatedError."""
+    try:
+        yield
+    except BaseException as exc:
+        cause = _cause(exc)
+        node.abort_all(cause)
+        if isinstance(exc, FederatedError):
+            raise
+        raise FederatedError(f"{name}: {cause}") from exc
+    finally:
+        node.close()
 
 
 def _cause(exc):
@@ -194,7 +210,7 @@ def run_party(config, *, make_role=None, started=None):
     make_role = make_role or party_role
     node = _party_node(config)
     clock = _Clock(started)
-    try:
+    with _aborting_on_failure(node, config.name):
         # a bad data file fails the run like anything else (peers are told)
         data = read_party_data(
             config.data_path, config.id_column, config.features, config.label, "raw"
@@ -267,14 +283,6 @@ def run_party(config, *, make_role=None, started=None):
         if config.output is not None:
             _write_json(config.output, out)
         return out
-    except BaseException as exc:
-        cause = _cause(exc)
-        node.abort_all(cause)
-        if isinstance(exc, FederatedError):
-            raise
-        raise FederatedError(f"{config.name}: {cause}") from exc
-    finally:
-        node.close()
 
 
 def _write_json(path, obj):
@@ -344,7 +352,7 @@ def run_server(config, *, make_roles=None, make_model=None, started=None):
         config.timeouts,
         config.max_message_bytes,
     )
-    try:
+    with _aborting_on_failure(node, config.name):
         node.wait_for_peers()
         clock("connect")
         node.watch(peers)
@@ -403,14 +411,6 @@ def run_server(config, *, make_roles=None, make_model=None, started=None):
             "traffic": node.traffic(),
             "seconds": clock.seconds,
         }
-    except BaseException as exc:
-        cause = _cause(exc)
-        node.abort_all(cause)
-        if isinstance(exc, FederatedError):
-            raise
-        raise FederatedError(f"{config.name}: {cause}") from exc
-    finally:
-        node.close()
 
 
 def format_failure(who, exc):

@@ -17,7 +17,6 @@ pytest.importorskip("cryptography")
 import pandas as pd  # noqa: E402
 from sklearn.utils.validation import check_is_fitted  # noqa: E402
 
-from skdp._fm import objective_constants  # noqa: E402
 from skdp.exceptions import PrivacyLeakWarning  # noqa: E402
 from skdp.vertical import VerticalFMClassifier, VerticalFMRegressor  # noqa: E402
 from skdp.vertical.federated import (  # noqa: E402
@@ -27,6 +26,11 @@ from skdp.vertical.federated import (  # noqa: E402
     load_server_config,
     run_party,
     run_server,
+)
+from tests.vertical._leaks import (  # noqa: E402
+    assert_leaks_nothing,
+    numeric_leaves,
+    secrets,
 )
 from tests.vertical.federated._harness import (  # noqa: E402
     Deployment,
@@ -292,43 +296,14 @@ def test_wire_never_carries_raw_data_or_exact_cross_sums(tmp_path, monkeypatch):
     kinds = {m.kind for _, m in seen}
     assert {"encrypted columns", "encrypted labels", "encrypted masked sums"} <= kinds
     parts = _partition(sizes)
-    kappa, beta = objective_constants("squared")
-    beta_y = beta(y)
-    columns = [X[:, j] for j in range(X.shape[1])] + [y, beta_y]
-    exact = []
-    for k in range(len(parts)):
-        for q in range(k + 1, len(parts)):
-            exact.append(kappa * X[:, parts[k]].T @ X[:, parts[q]])
-        if k != 0:
-            exact += [X[:, parts[k]].T @ beta_y, 0.5 * X[:, parts[k]].T @ beta_y]
-    exact = np.concatenate([e.ravel() for e in exact])
-
-    def leaves(payload):
-        if isinstance(payload, dict):
-            for v in payload.values():
-                yield from leaves(v)
-        elif isinstance(payload, list):
-            for v in payload:
-                yield from leaves(v)
-        elif isinstance(payload, np.ndarray | bytes):
-            yield payload
-
+    columns, exact = secrets(X, y, parts, "squared", label_party=0, linear_weight=0.5)
     checked = 0
     for receiver, message in seen:
-        for leaf in leaves(message.payload):
+        for leaf in numeric_leaves(message.payload):
             checked += 1
-            if isinstance(leaf, bytes):
-                for col in columns:
-                    assert col.tobytes()[:64] not in leaf
-                    for bits in range(6, 22):
-                        ints = np.trunc(col * 2.0**bits).astype(np.int64)
-                        assert ints.tobytes()[:64] not in leaf
-                continue
-            flat = leaf.astype(float).ravel()
-            assert flat.size != n, f"{message.kind} carries a length-n vector"
-            if receiver == "server":
-                close = np.isclose(flat[:, None], exact[None, :], rtol=1e-9, atol=1e-9)
-                assert not close.any(), message.kind
+            assert_leaks_nothing(
+                leaf, columns, exact, n, receiver == "server", message.kind
+            )
     assert checked > 50
 
 

@@ -97,6 +97,12 @@ def test_refuses_to_encode_non_data(value):
         encode_message(msg)
 
 
+def _array_frame(dtype, shape):
+    """A frame whose one array of 8 bytes claims this dtype and shape."""
+    array = {"t": "a", "dtype": dtype, "shape": shape}
+    return _frame(_header({"t": "d", "v": {"x": array}}, [8]), b"\x00" * 8)
+
+
 def test_refuses_hostile_frames():
     good = encode_message(Message("s", "a", "b", "k", {"x": np.arange(3.0)}))
     cases = {
@@ -106,42 +112,12 @@ def test_refuses_hostile_frames():
         "header length beyond frame": good[:8] + struct.pack(">I", 10**6) + good[12:],
         "not json": MAGIC + struct.pack(">I", 3) + b"{{{",
         "json constant": MAGIC + struct.pack(">I", 3) + b"NaN",
-        "object dtype": _frame(
-            _header(
-                {"t": "d", "v": {"x": {"t": "a", "dtype": "|O", "shape": [1]}}}, [8]
-            ),
-            b"\x00" * 8,
-        ),
-        "pickle dtype str": _frame(
-            _header(
-                {"t": "d", "v": {"x": {"t": "a", "dtype": "O", "shape": [1]}}}, [8]
-            ),
-            b"\x00" * 8,
-        ),
-        "big endian dtype": _frame(
-            _header(
-                {"t": "d", "v": {"x": {"t": "a", "dtype": ">f8", "shape": [1]}}}, [8]
-            ),
-            b"\x00" * 8,
-        ),
-        "shape/size mismatch": _frame(
-            _header(
-                {"t": "d", "v": {"x": {"t": "a", "dtype": "<f8", "shape": [2]}}}, [8]
-            ),
-            b"\x00" * 8,
-        ),
-        "negative shape": _frame(
-            _header(
-                {"t": "d", "v": {"x": {"t": "a", "dtype": "<f8", "shape": [-1]}}}, [8]
-            ),
-            b"\x00" * 8,
-        ),
-        "float shape": _frame(
-            _header(
-                {"t": "d", "v": {"x": {"t": "a", "dtype": "<f8", "shape": [1.0]}}}, [8]
-            ),
-            b"\x00" * 8,
-        ),
+        "object dtype": _array_frame("|O", [1]),
+        "pickle dtype str": _array_frame("O", [1]),
+        "big endian dtype": _array_frame(">f8", [1]),
+        "shape/size mismatch": _array_frame("<f8", [2]),
+        "negative shape": _array_frame("<f8", [-1]),
+        "float shape": _array_frame("<f8", [1.0]),
         "unknown type": _frame(_header({"t": "d", "v": {"x": {"t": "pickle"}}})),
         "missing buffer": _frame(
             _header({"t": "d", "v": {"x": {"t": "b", "n": 4}}}, []), b""
