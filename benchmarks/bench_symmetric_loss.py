@@ -20,7 +20,9 @@ Setup (all choices fixed before looking at results):
   for binary labels EM at eps is exactly RR at eps/2, so EM rows are noisier);
   test labels clean. Median over privatization seeds of test AUC (of the
   decision function) and test BER (of predict).
-* Losses barrier hinge (b = 200, r = 50), sigmoid, unhinged, hinge, logistic,
+* Losses barrier hinge (b = 200, r = 50, ``feature_scaling=None``: the seed's
+  setup with an explicit alpha; the defaults on unscaled data are measured by
+  ``bench_label_learning.py``), sigmoid, unhinged, hinge, logistic,
   each under the error, BER and AUC objectives of SymmetricLossClassifier, L2
   penalty. Regularization on the margin-1 scale: alpha for every loss, alpha / r
   for the barrier hinge (l_{b,r}(z) = r l_{b,1}(z / r), so this is the same
@@ -145,7 +147,8 @@ def make_clf(loss, objective, alpha, cfg):
         loss=loss,
         objective=objective,
         alpha=alpha / R if loss == "barrier_hinge" else alpha,
-        r=R,
+        symmetric_width=R,
+        feature_scaling=None,  # the seed's setup: features already scaled here
         max_pairs=cfg["max_pairs"],
         n_restarts=0,
         random_state=0,

@@ -23,6 +23,7 @@ BLAS runs single-threaded here: on this shared 2-core machine a threaded
 ``eigvalsh`` of an 800 x 800 matrix was measured 60x slower under load.
 """
 
+import importlib
 import sys
 import time
 from pathlib import Path
@@ -39,19 +40,21 @@ from skdp.vertical import VerticalFMClassifier, VerticalFMRegressor  # noqa: E40
 LINEAR_WEIGHT = 0.5  # explicit: the "auto" search costs seconds at d = 800
 
 
-def _has_tenseal():
+LINK_BITS_PER_S = 100e6
+
+
+def installed(*modules):
+    """True if every module imports (the optional backends: skip what is missing)."""
     try:
-        import tenseal  # noqa: F401
+        for module in modules:
+            importlib.import_module(module)
     except ImportError:
         return False
     return True
 
 
-def _mb(nbytes):
+def mb(nbytes):
     return nbytes / 1e6
-
-
-LINK_BITS_PER_S = 100e6
 
 
 def bytes_per_participant(transcript):
@@ -59,7 +62,7 @@ def bytes_per_participant(transcript):
     :class:`~skdp.vertical.Transcript`; ``link s`` is the time the participant's
     traffic needs on a full-duplex 100 Mbit/s link (the larger direction)."""
     return [
-        [p, _mb(s), _mb(r), m, max(s, r) * 8 / LINK_BITS_PER_S]
+        [p, mb(s), mb(r), m, max(s, r) * 8 / LINK_BITS_PER_S]
         for p, s, r, m in transcript.summary()
     ]
 
@@ -103,11 +106,11 @@ def bench_bfv(n, d=20, K=4, objectives=("linear", "logistic")):
                 d,
                 K,
                 wall,
-                _mb(t.total_bytes),
-                _mb(sent.get("server", 0)),
-                _mb(sent[label]),
-                _mb(np.mean(others)),
-                _mb(t.bytes_received()["server"]),
+                mb(t.total_bytes),
+                mb(sent.get("server", 0)),
+                mb(sent[label]),
+                mb(np.mean(others)),
+                mb(t.bytes_received()["server"]),
                 link_seconds(t),
             ]
         )
@@ -252,7 +255,7 @@ def main(quick=True, out_dir="benchmarks/results"):
 def _main(quick, out_dir):
     sections = []
     bfv_rows = per_party = None
-    if _has_tenseal():
+    if installed("tenseal"):
         if quick:  # a tiny run: the cost is mostly per coefficient, not per row
             bfv_rows, per_party = bench_bfv(2_000, objectives=("linear",))
         else:

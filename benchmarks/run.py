@@ -22,11 +22,14 @@ ORDER = [
     "bench_histograms",
     "bench_mechanisms",
     "bench_fm",
+    "bench_fm_utility",
     "bench_label_privacy",
     "bench_symmetric_loss",
+    "bench_label_learning",
     "bench_influence",
     "bench_vertical",
     "bench_accounting",
+    "bench_federated",
 ]
 
 

@@ -78,3 +78,55 @@ def _rr_influence_estimators():
 
 
 INSTANCE_FACTORIES["RRInfluenceEstimator"] = _rr_influence_estimators
+
+
+# --- label learners (issue 17) ---
+def _label_learners_behind_private_labels():
+    from skdp.linear_model import (
+        LossCorrectedLogisticRegression,
+        SymmetricLossClassifier,
+    )
+    from skdp.preprocessing import (
+        ExponentialLabelRelease,
+        PrivateLabelClassifier,
+        RandomizedResponse,
+    )
+
+    # the privatizer's label matrix is passed to the loss-corrected learner
+    return _private_label_classifiers() + [
+        PrivateLabelClassifier(
+            LossCorrectedLogisticRegression(),
+            RandomizedResponse(epsilon=5.0, random_state=0),
+        ),
+        PrivateLabelClassifier(
+            SymmetricLossClassifier(objective="ber"),
+            ExponentialLabelRelease(epsilon=10.0, random_state=0),
+        ),
+    ]
+
+
+def _symmetric_loss_classifiers():
+    from skdp.linear_model import SymmetricLossClassifier
+
+    # default (barrier hinge inside its symmetric region) and two other paths
+    return [
+        SymmetricLossClassifier(),
+        SymmetricLossClassifier(objective="auc", random_state=0),
+        SymmetricLossClassifier(loss="hinge", feature_scaling="standardize"),
+    ]
+
+
+def _loss_corrected_logistic_regressions():
+    from skdp.linear_model import LossCorrectedLogisticRegression
+
+    return [
+        LossCorrectedLogisticRegression(),
+        LossCorrectedLogisticRegression(correction="backward"),
+    ]
+
+
+INSTANCE_FACTORIES["PrivateLabelClassifier"] = _label_learners_behind_private_labels
+INSTANCE_FACTORIES["SymmetricLossClassifier"] = _symmetric_loss_classifiers
+INSTANCE_FACTORIES["LossCorrectedLogisticRegression"] = (
+    _loss_corrected_logistic_regressions
+)

@@ -12,18 +12,28 @@ __all__ = [
     "triu_indices",
 ]
 
-OBJECTIVES = ("squared", "logistic_taylor")
+OBJECTIVES = ("squared", "logistic_taylor", "multinomial_taylor")
+
+
+def _multinomial_beta(Y):
+    """``1/C - Y`` for ``Y`` the one-hot of the first ``C - 1`` classes."""
+    Y = np.asarray(Y, dtype=np.float64)
+    return 1.0 / (Y.shape[1] + 1) - Y
 
 
 def objective_constants(objective):
     """``(kappa, beta)`` with ``A = kappa X^T X`` and ``b = X^T beta(y)``.
 
-    ``beta`` is a vectorized function of the (encoded) labels.
+    ``beta`` is a vectorized function of the (encoded) labels. For
+    ``"multinomial_taylor"`` (:mod:`skdp._fm.multinomial`) the labels are the
+    one-hot columns of the first ``C - 1`` classes, shape (n, C - 1).
     """
     if objective == "squared":
         return 1.0, lambda y: -2.0 * y
     if objective == "logistic_taylor":
         return 0.125, lambda y: 0.5 - y
+    if objective == "multinomial_taylor":
+        return 0.125, _multinomial_beta
     raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}.")
 
 
@@ -64,12 +74,29 @@ class DataDomain:
         At most this many non-zero features per row (e.g. the number of columns
         before one-hot encoding). Then ``||x||_1 <= sqrt(k) ||x||_2``, which
         shrinks the L1 sensitivity from order ``d`` to order ``k``.
+    x_offset : array-like of shape (d,) or None
+        A public shift: a user's row ``x`` enters the objective as
+        ``x - x_offset``, and everything above (box, norm) describes the shifted
+        rows. None means no shift.
+    y_offset : float
+        The same for labels of the ``"squared"`` objective: ``y - y_offset``
+        lies in ``y_bounds``.
 
     Notes
     -----
     At least one of the box and the norm must be given. When both are given (or
     ``max_nonzero``) the box must contain 0 in every coordinate (so that scaling a
     row down to the norm, or zeroing entries, keeps it in the box).
+
+    **Centring.** With an intercept, shifting every row by a constant vector
+    ``m`` and every label by ``t`` is a reparametrization: the model
+    ``(x - m)^T w + b' + t`` is the model ``x^T w + b`` with
+    ``b = b' + t - m^T w``, so the minimizer over ``(w, b)`` of any objective of
+    the residuals or margins is the same. The central estimators shift a box
+    ``[l, u]`` (declared alone) to its midpoint and ``y_bounds`` to theirs
+    (public, data-independent: no privacy cost), which shrinks every
+    ``max |x_j|`` from ``max(|l_j|, |u_j|)`` to ``(u_j - l_j) / 2`` and
+    ``max |y|`` likewise, hence the sensitivity whenever a range excludes 0.
     """
 
     n_features: int
@@ -80,6 +107,8 @@ class DataDomain:
     fit_intercept: bool = False
     intercept_scaling: float = 1.0
     max_nonzero: int | None = None
+    x_offset: np.ndarray | None = None
+    y_offset: float = 0.0
     _m: np.ndarray = field(init=False, repr=False, compare=False)
     _lo: np.ndarray = field(init=False, repr=False, compare=False)
     _hi: np.ndarray = field(init=False, repr=False, compare=False)
@@ -130,6 +159,14 @@ class DataDomain:
                 raise ValueError("y_bounds must have lower <= upper.")
             object.__setattr__(self, "y_bounds", (yl, yu))
         object.__setattr__(self, "intercept_scaling", float(self.intercept_scaling))
+        if self.x_offset is not None:
+            offset = np.broadcast_to(np.asarray(self.x_offset, float), (d,)).copy()
+            if not np.all(np.isfinite(offset)):
+                raise ValueError("x_offset must be finite.")
+            object.__setattr__(self, "x_offset", offset)
+        if not np.isfinite(self.y_offset):
+            raise ValueError("y_offset must be finite.")
+        object.__setattr__(self, "y_offset", float(self.y_offset))
         object.__setattr__(self, "_lo", lo)
         object.__setattr__(self, "_hi", hi)
         object.__setattr__(self, "_m", np.maximum(np.abs(lo), np.abs(hi)))
@@ -138,6 +175,22 @@ class DataDomain:
     def n_coef(self):
         """Number of coefficients ``p = d + fit_intercept``."""
         return self.n_features + int(self.fit_intercept)
+
+    @property
+    def is_shifted(self):
+        """True if rows or labels are shifted (:attr:`x_offset`, :attr:`y_offset`)."""
+        return self.x_offset is not None or self.y_offset != 0.0
+
+    def to_user_units(self, coef, intercept):
+        """``(coef, intercept)`` of the shifted model mapped to the user's units.
+
+        ``coef`` of shape (d,) or (k, d) (one row per output), ``intercept`` a
+        float or shape (k,): ``intercept + y_offset - coef @ x_offset``.
+        """
+        intercept = intercept + self.y_offset
+        if self.x_offset is not None:
+            intercept = intercept - np.asarray(coef) @ self.x_offset
+        return coef, intercept
 
     @property
     def has_box(self):

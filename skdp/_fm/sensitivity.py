@@ -316,3 +316,25 @@ def balanced_linear_weight(objective, domain, mechanism="laplace", coef_norm=Non
         options={"xatol": 1e-6},
     )
     return float(math.exp(res.x if res.fun <= cost(best) else best))
+
+
+def release_cost(objective, domain, mechanism="laplace", linear_weight="auto"):
+    """The data-free error proxy ``s(c)^2 (W^2 + 1 / (4 c^2))`` of a release.
+
+    ``s(c)`` is the L1 (Laplace) or L2 (Gaussian) sensitivity at the linear
+    weight ``c`` (``"auto"``: :func:`balanced_linear_weight`) and ``W`` the
+    :func:`default_coef_norm`: the quantity :func:`balanced_linear_weight`
+    minimizes over ``c``, used to choose between valid descriptions of the same
+    declared domain (e.g. a centred box versus a norm ball). The multinomial
+    objective is costed as the binary one (same quadratic part).
+    """
+    if objective == "multinomial_taylor":
+        objective = "logistic_taylor"
+    if isinstance(linear_weight, str):
+        c = balanced_linear_weight(objective, domain, mechanism)
+    else:
+        c = float(linear_weight)
+    sens = sensitivity(objective, domain, linear_weight=c)
+    s = sens.l1 if mechanism == "laplace" else sens.l2
+    W = default_coef_norm(objective, domain)
+    return s * s * (W * W + 0.25 / (c * c))

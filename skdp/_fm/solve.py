@@ -35,7 +35,8 @@ def solve_noisy_quadratic(
     ----------
     A : ndarray (p, p)
         Symmetric (it is symmetrized again, harmlessly).
-    b : ndarray (p,)
+    b : ndarray (p,) or (p, k)
+        One linear part, or ``k`` of them solved with the same ``A`` and ridge.
     noise_std : float
         Standard deviation of the noise on each released entry of ``A``.
         0 means an exact (noise-free) release: the exact minimizer is returned
@@ -101,7 +102,9 @@ def solve_noisy_quadratic(
     else:
         raise ValueError(f"method must be 'ridge', 'trim' or 'none', got {method!r}.")
     V = evecs[:, keep]
-    return -0.5 * (V @ ((V.T @ b) / evals[keep]))
+    # b of shape (p, k) solves k linear parts with the same post-processing
+    scale = evals[keep] if b.ndim == 1 else evals[keep][:, None]
+    return -0.5 * (V @ ((V.T @ b) / scale))
 
 
 def _swamped(evals, variance):
@@ -121,7 +124,8 @@ def solve_release(
     floor uses the data-free :func:`~skdp._fm.sensitivity.default_coef_norm`,
     the fallback for a quadratic lost in the noise the data-free
     :func:`~skdp._fm.sensitivity.prior_eigenvalue` for ``n`` rows) and maps the
-    intercept column back: ``intercept = s * w[-1]``.
+    intercept column back: ``intercept = s * w[-1]``, then a shifted domain
+    back to the user's units (:meth:`~skdp._fm.domain.DataDomain.to_user_units`).
     """
     w = solve_noisy_quadratic(
         A,
@@ -133,5 +137,10 @@ def solve_release(
         prior_eig=prior_eigenvalue(objective, domain, n),
     )
     if domain.fit_intercept:
-        return w[:-1], float(w[-1] * domain.intercept_scaling)
-    return w, 0.0
+        coef, intercept = w[:-1], float(w[-1] * domain.intercept_scaling)
+    else:
+        coef, intercept = w, 0.0
+    if domain.is_shifted:
+        coef, intercept = domain.to_user_units(coef, intercept)
+        intercept = float(intercept)
+    return coef, intercept

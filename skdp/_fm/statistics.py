@@ -54,6 +54,8 @@ def beta_bound(objective, domain):
     """``max |beta(y)|`` over the declared label domain."""
     if objective == "logistic_taylor":
         return 0.5
+    if objective == "multinomial_taylor":
+        return 1.0  # |1/C - y_c| <= 1 - 1/C
     objective_constants(objective)  # validates the name
     if domain.y_bounds is None:
         raise ValueError('The "squared" objective needs y_bounds in the domain.')
@@ -63,11 +65,14 @@ def beta_bound(objective, domain):
 def clip_to_domain(X, y, objective, domain):
     """Copies of ``X`` and ``y`` clipped to the declared domain (inputs untouched).
 
-    In order: the ``max_nonzero`` largest-magnitude entries of each row are kept,
+    In order: the public shift (``x_offset``, ``y_offset``) is subtracted, the
+    ``max_nonzero`` largest-magnitude entries of each row are kept,
     the box is applied, rows are scaled down to ``data_norm``; labels of the
     ``"squared"`` objective are clipped to ``y_bounds``.
     """
     X = np.asarray(X, dtype=np.float64)
+    if domain.x_offset is not None:
+        X = X - domain.x_offset  # the public shift (a copy)
     k = domain.max_nonzero
     if k is not None and k < X.shape[1]:
         small = np.argpartition(np.abs(X), X.shape[1] - k, axis=1)[:, :-k]
@@ -79,7 +84,7 @@ def clip_to_domain(X, y, objective, domain):
         X = clip_to_norm(X, domain.data_norm)
     y = np.asarray(y, dtype=np.float64)
     if objective == "squared" and domain.y_bounds is not None:
-        y = np.clip(y, *domain.y_bounds)
+        y = np.clip(y - domain.y_offset, *domain.y_bounds)
     return X, y
 
 
@@ -172,6 +177,11 @@ def fingerprint_items(objective, domain, **extra):
         ("max_nonzero", domain.max_nonzero),
         ("bounds_y", plain(domain.y_bounds) if objective == "squared" else None),
     ]
+    if domain.is_shifted:  # only then, so unshifted fingerprints do not move
+        items += [
+            ("x_offset", None if domain.x_offset is None else plain(domain.x_offset)),
+            ("y_offset", domain.y_offset),
+        ]
     items += [(name, plain(value)) for name, value in sorted(extra.items())]
     return tuple(items)
 

@@ -61,7 +61,25 @@ class PrivacyEvent:
 
 
 @dataclass(frozen=True)
-class GaussianEvent(PrivacyEvent):
+class _NoiseMultiplierEvent(PrivacyEvent):
+    # an additive-noise release known by its noise scale / sensitivity
+    noise_multiplier: float
+    _fields = ("noise_multiplier",)
+
+    def __post_init__(self):
+        object.__setattr__(
+            self,
+            "noise_multiplier",
+            _check_positive("noise_multiplier", self.noise_multiplier),
+        )
+
+    @property
+    def is_non_private(self):
+        return self.noise_multiplier == 0
+
+
+@dataclass(frozen=True)
+class GaussianEvent(_NoiseMultiplierEvent):
     """One Gaussian release: noise standard deviation / L2 sensitivity.
 
     Parameters
@@ -79,20 +97,6 @@ class GaussianEvent(PrivacyEvent):
     ``noise_multiplier``, the ``GaussianDpEvent`` of dp_accounting.
     """
 
-    noise_multiplier: float
-    _fields = ("noise_multiplier",)
-
-    def __post_init__(self):
-        object.__setattr__(
-            self,
-            "noise_multiplier",
-            _check_positive("noise_multiplier", self.noise_multiplier),
-        )
-
-    @property
-    def is_non_private(self):
-        return self.noise_multiplier == 0
-
     def to_dp_event(self):
         import dp_accounting
 
@@ -107,7 +111,7 @@ class GaussianEvent(PrivacyEvent):
 
 
 @dataclass(frozen=True)
-class LaplaceEvent(PrivacyEvent):
+class LaplaceEvent(_NoiseMultiplierEvent):
     """One continuous Laplace release: noise scale / L1 sensitivity.
 
     Parameters
@@ -123,20 +127,6 @@ class LaplaceEvent(PrivacyEvent):
     the continuous one: it describes itself by its pure epsilon instead (see
     :class:`EpsilonDeltaEvent`).
     """
-
-    noise_multiplier: float
-    _fields = ("noise_multiplier",)
-
-    def __post_init__(self):
-        object.__setattr__(
-            self,
-            "noise_multiplier",
-            _check_positive("noise_multiplier", self.noise_multiplier),
-        )
-
-    @property
-    def is_non_private(self):
-        return self.noise_multiplier == 0
 
     def to_dp_event(self):
         import dp_accounting

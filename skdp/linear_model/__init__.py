@@ -5,11 +5,13 @@ from skdp.linear_model._fm import (
     FMLogisticRegression,
     FMStatistics,
 )
+from skdp.linear_model._loss_correction import LossCorrectedLogisticRegression
 from skdp.linear_model._symmetric_loss import SymmetricLossClassifier
 
 __all__ = [
     "FMLinearRegression",
     "FMLogisticRegression",
     "FMStatistics",
+    "LossCorrectedLogisticRegression",
     "SymmetricLossClassifier",
 ]

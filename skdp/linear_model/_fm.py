@@ -1,8 +1,11 @@
 """FMLinearRegression and FMLogisticRegression: the functional mechanism."""
 
 import numpy as np
+from scipy.special import logsumexp
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_X_y
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted
 
 from skdp._fm import release, solve_release
 from skdp._fm.dask_statistics import dask_statistics, is_dask_collection
@@ -14,6 +17,7 @@ from skdp._fm.estimator import (
     FMRegressorMixin,
     atomic_fit,
 )
+from skdp._fm.multinomial import release_multinomial, solve_multinomial
 from skdp._fm.statistics import FMStatistics, compute_statistics
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.utils import check_random_state
@@ -26,6 +30,7 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
     """The three steps (statistics, release, solve) and their drivers."""
 
     _parameter_constraints = dict(FM_PARAMETER_CONSTRAINTS)
+    _centre_domain = True
 
     # ------------------------------------------------------------ the steps
     def statistics(self, X, y):
@@ -121,7 +126,7 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
         self.n_features_in_ = stats.n_features
         if names is not None:
             self.feature_names_in_ = np.asarray(names, dtype=object)
-        if self._objective == "logistic_taylor":
+        if self._objective != "squared":
             self.classes_ = self._declared_classes()
         rng = check_random_state(self.random_state)
         return self._release_and_solve(stats, domain, rng)
@@ -136,6 +141,22 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
         # the spend depends only on the parameters: a refused one stops the
         # release before any noise is drawn
         spend = record_spend(self._spend, source, mechanism=self.mechanism)
+        noisy, coef, intercept = self._noisy_solution(stats, domain, rng)
+        self._set_domain_attributes(domain)
+        self.sensitivity_ = noisy.sensitivity
+        self.linear_weight_ = noisy.linear_weight
+        self.noise_std_ = noisy.noise_std
+        self.n_samples_seen_ = stats.n
+        if partial:
+            self.privacy_spent_ = self.privacy_spent_ + spend
+        else:
+            self.privacy_spent_ = spend
+        self.coef_ = coef
+        self.intercept_ = intercept
+        return self
+
+    def _noisy_solution(self, stats, domain, rng):
+        """The release of ``stats`` and its solve: ``(noisy, coef, intercept)``."""
         noisy = release(
             stats.A,
             stats.b,
@@ -157,18 +178,7 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
             n=stats.n,
             method=self.postprocessing,
         )
-        self._set_domain_attributes(domain)
-        self.sensitivity_ = noisy.sensitivity
-        self.linear_weight_ = noisy.linear_weight
-        self.noise_std_ = noisy.noise_std
-        self.n_samples_seen_ = stats.n
-        if partial:
-            self.privacy_spent_ = self.privacy_spent_ + spend
-        else:
-            self.privacy_spent_ = spend
-        self.coef_ = coef
-        self.intercept_ = intercept
-        return self
+        return noisy, coef, intercept
 
     # ------------------------------------------------------------- drivers
     def _chunk_statistics(self, X, y, domain):
@@ -366,6 +376,10 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
     ----------{_COMMON_ATTRS_DOC}
     bounds_y_ : tuple of float
         Label bounds used.
+    offset_X_ : ndarray of shape (n_features,) or None
+        Midpoint of a declared box the fit was centred at (None: not shifted).
+    offset_y_ : float
+        Midpoint of ``bounds_y`` the labels were centred at (0: not shifted).
 
     Notes
     -----
@@ -377,6 +391,18 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
     post-processing. For ``||x||_2 <= R``, ``|y| <= B``, no intercept, ``c = 1``:
     ``Delta_1 = (d + 1) R^2 + 4 B sqrt(d) R`` and
     ``Delta_2 = sqrt(2 R^4 + 16 B^2 R^2)`` (derivation in that function's Notes).
+
+    **Centring.** With ``fit_intercept``, the label range ``bounds_y`` and a
+    box ``bounds_X`` are centred at their midpoints inside the fit (a box
+    declared with ``data_norm``/``max_nonzero``, which are centred at 0, is
+    centred only if the centred box alone has the smaller data-free release
+    cost, :func:`~skdp._fm.sensitivity.release_cost`): a public, data-independent
+    reparametrization (no privacy cost, the same model at ``epsilon=inf``,
+    ``coef_``/``intercept_`` and ``bounds_``/``bounds_y_`` in the user's units)
+    that shrinks ``max |y|`` and ``max |x_j|`` to the half-widths, hence the
+    sensitivity whenever a range excludes 0 (e.g. a log-income label declared
+    on ``(0, 10)``: the linear sensitivity halves). ``offset_X_`` and
+    ``offset_y_`` record the shift.
 
     **Three steps.** ``fit`` drives :meth:`statistics` (exact, mergeable sums;
     no spend), one release and the solve; ``statistics`` of any split of the
@@ -457,17 +483,19 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
 
 
 class FMLogisticRegression(FMClassifierMixin, _BaseFM):
-    __doc__ = f"""Binary logistic regression with the functional mechanism.
+    __doc__ = f"""Logistic regression (binary or multinomial) with the FM.
 
     Minimizes the order-2 Taylor expansion of the logistic loss at 0,
     ``sum_i log 2 + (1/2 - y_i) x_i^T w + (x_i^T w)^2 / 8`` with ``y_i`` in
     {{0, 1}} (``A = X^T X / 8``, ``b = X^T (1/2 - y)``), after releasing its
-    coefficients once with noise calibrated to the declared domain.
+    coefficients once with noise calibrated to the declared domain. With
+    ``C > 2`` classes, the softmax loss expanded at 0, also in **one** release
+    (see Notes).
 
     Parameters
     ----------{_COMMON_PARAMS_DOC}
-    classes : array-like of shape (2,) or None, default=None
-        The two labels; ``classes[1]`` is the positive class (y = 1). Declared
+    classes : array-like of shape (n_classes,) or None, default=None
+        The labels; with two, ``classes[1]`` is the positive class (y = 1). Declared
         classes make the fit independent of which labels occur (a fit on data
         where only one occurs still gives a model) and are needed by
         :meth:`statistics`. None takes them from the data with a
@@ -475,8 +503,16 @@ class FMLogisticRegression(FMClassifierMixin, _BaseFM):
 
     Attributes
     ----------{_COMMON_ATTRS_DOC}
-    classes_ : ndarray of shape (2,)
-        The two labels; ``classes_[1]`` is the positive class (y = 1).
+    classes_ : ndarray of shape (n_classes,)
+        The labels; with two, ``classes_[1]`` is the positive class (y = 1).
+    coef_, intercept_ :
+        Shapes (n_features,) and float for two classes; (n_classes, n_features)
+        and (n_classes,) for more (softmax logits, centred across classes).
+    offset_X_ : ndarray of shape (n_features,) or None
+        The midpoint of the declared ``bounds_X`` the fit was centred at
+        (public; None if not shifted).
+    offset_y_ : float
+        0 (labels are not shifted in classification).
 
     Notes
     -----
@@ -486,8 +522,28 @@ class FMLogisticRegression(FMClassifierMixin, _BaseFM):
     ``Delta_2 = sqrt(R^4 / 32 + R^2)``. Labels need no bounds (the two classes
     are encoded to {{0, 1}}), but the classes themselves must be declared for the
     guarantee: which labels occur is data (a dataset with one positive label and
-    its neighbour with none differ in it), so inferring them warns. Multiclass
-    targets raise ValueError.
+    its neighbour with none differ in it), so inferring them warns.
+
+    **Multiclass in one release.** For ``C > 2`` classes the softmax loss
+    ``log sum_c e^(z_c) - z_y`` expanded at ``z = 0`` has the public Hessian
+    ``(I - 1 1^T / C) / C`` in the scores, so the only data-dependent quadratic
+    statistic is the same ``X^T X / 8`` as for two classes, released once; the
+    linear statistics are ``B = X^T (1/C - Y)`` for the first ``C - 1`` classes
+    (the last class is the reference, ``w_C = 0``, without loss). Their joint
+    replace-one sensitivity does not grow with ``C``: ``2 c (2C - 3)/C M_1``
+    (L1) and ``2 c sqrt(C^2 - C - 1)/C M_2`` (L2) for the features, ``M_1``,
+    ``M_2`` the largest L1 / L2 row norms of the domain, plus ``2 c s`` and
+    ``sqrt(2) c s`` for the intercept row; tight on a symmetric domain.
+    One-vs-rest would split the budget ``C`` ways. Derivation and the solve
+    ``W = -C G^{{-1}} B (I + 1 1^T)`` in :mod:`skdp._fm.multinomial`; at
+    ``epsilon=inf`` its predictions equal one-vs-rest of the binary Taylor fits.
+
+    **Centring.** A declared box is centred at its midpoint when
+    ``fit_intercept`` (with ``data_norm``/``max_nonzero`` also declared: only
+    if that has the smaller data-free release cost) (free: public and
+    data-independent; the same model at ``epsilon=inf``, ``coef_`` and
+    ``intercept_`` in the user's units), which shrinks the sensitivity whenever
+    a range excludes 0.
 
     **Approximation.** The Taylor objective is a quadratic: at ``epsilon=inf``
     the model is its exact minimizer, not the logistic MLE; it behaves like a
@@ -507,6 +563,19 @@ class FMLogisticRegression(FMClassifierMixin, _BaseFM):
     ...                            random_state=0)
     >>> clf.fit(X, y).predict_proba(X[:2]).shape
     (2, 2)
+
+    Three classes, one release:
+
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_digits
+    >>> X, y = load_digits(n_class=3, return_X_y=True)
+    >>> clf = FMLogisticRegression(epsilon=2.0, mechanism="gaussian", delta=1e-6,
+    ...                            bounds_X=(0, 16), classes=[0, 1, 2],
+    ...                            random_state=0).fit(X, y)
+    >>> clf.coef_.shape, clf.privacy_spent_
+    ((3, 64), PrivacyBudget(epsilon=2.0, delta=1e-06))
+    >>> bool(clf.score(X, y) > 0.8)
+    True
     """
 
     _parameter_constraints = {
@@ -541,6 +610,95 @@ class FMLogisticRegression(FMClassifierMixin, _BaseFM):
         self.classes = classes
         self.random_state = random_state
 
+    # ------------------------------------------------------------ multiclass
+    @property
+    def _objective(self):
+        """``"multinomial_taylor"`` for more than two classes (declared or fitted)."""
+        if self.classes is not None:
+            n = np.unique(np.asarray(self.classes)).size
+        else:
+            n = len(self.__dict__.get("classes_", ()))
+        return "multinomial_taylor" if n > 2 else "logistic_taylor"
+
+    def _check_two(self, found, where):
+        if found.size > 2:
+            type_of_target(found, input_name="y", raise_unknown=True)
+            return found
+        return super()._check_two(found, where)
+
+    def _encode(self, y, classes, name="classes_"):
+        if classes.size == 2:
+            return super()._encode(y, classes, name)
+        super()._encode(y, classes, name)  # validates the labels
+        # one-hot of the first C - 1 classes (the last is the reference)
+        return (np.asarray(y)[:, None] == classes[None, :-1]).astype(np.float64)
+
+    def _noisy_solution(self, stats, domain, rng):
+        if self._objective != "multinomial_taylor":
+            return super()._noisy_solution(stats, domain, rng)
+        C = len(self.classes_)
+        noisy = release_multinomial(
+            stats.A,
+            stats.b.reshape(domain.n_coef, C - 1),
+            domain,
+            C,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            mechanism=self.mechanism,
+            linear_weight=self.linear_weight,
+            random_state=rng,
+        )
+        coef, intercept = solve_multinomial(
+            noisy.A,
+            noisy.b,
+            domain,
+            C,
+            noise_std=noisy.noise_std,
+            noise_std_b=noisy.noise_std_b,
+            n=stats.n,
+            method=self.postprocessing,
+        )
+        return noisy, coef, intercept
+
+    def decision_function(self, X):
+        """Scores: the log-odds of ``classes_[1]`` (two classes), else one column
+        per class (softmax logits, centred across classes)."""
+        return self._linear_predict(X)
+
+    def _linear_predict(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        if np.ndim(self.coef_) == 2:
+            return X @ self.coef_.T + self.intercept_
+        return X @ self.coef_ + self.intercept_
+
+    def predict_proba(self, X):
+        """Class probabilities (sigmoid for two classes, softmax for more)."""
+        check_is_fitted(self)
+        if len(self.classes_) == 2:
+            return super().predict_proba(X)
+        return np.exp(self.predict_log_proba(X))
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba`."""
+        check_is_fitted(self)
+        if len(self.classes_) == 2:
+            return super().predict_log_proba(X)
+        z = self.decision_function(X)
+        return z - logsumexp(z, axis=1, keepdims=True)
+
+    def predict(self, X):
+        """The class with the largest probability."""
+        check_is_fitted(self)
+        if len(self.classes_) == 2:
+            return super().predict(X)
+        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = True
+        return tags
+
     @fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None):
         """Add a chunk to the running statistics and release a new noisy model.
@@ -548,7 +706,7 @@ class FMLogisticRegression(FMClassifierMixin, _BaseFM):
         Parameters
         ----------
         X, y : array-like
-        classes : array-like of shape (2,) or None
+        classes : array-like of shape (n_classes,) or None
             The two labels; needed on the first call if the first chunk does not
             contain both.
 

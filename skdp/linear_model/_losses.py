@@ -77,28 +77,34 @@ class PiecewiseLinearLoss(MarginLoss):
 class BarrierHingeLoss(PiecewiseLinearLoss):
     """Barrier hinge l(z) = max(-b(r + z) + r, max(b(z - r), r - z)).
 
-    Convex and piecewise linear; l(z) + l(-z) = 2r on [-r, r] for b > 1, r > 0
-    (Charoenphakdee, Lee & Sugiyama 2019). Pieces: slope -b left of
-    z = -r b / (b - 1), slope -1 (the unhinged loss r - z) up to z = r, slope b after.
+    ``slope`` is the paper's b (steepness of the barrier), ``width`` its r (half
+    width of the symmetric region). Convex and piecewise linear;
+    l(z) + l(-z) = 2r on [-r, r] for b > 1, r > 0 (Charoenphakdee, Lee & Sugiyama
+    2019). Pieces: slope -b left of z = -r b / (b - 1), slope -1 (the unhinged loss
+    r - z) up to z = r, slope b after.
     """
 
     name = "barrier_hinge"
 
-    def __init__(self, b=200.0, r=50.0):
-        if not b > 1:
-            raise ValueError(f"b must be > 1 for the barrier hinge loss, got {b!r}.")
-        if not r > 0:
-            raise ValueError(f"r must be > 0 for the barrier hinge loss, got {r!r}.")
-        self.b, self.r = float(b), float(r)
-        self.symmetric_range = self.r
-        self.symmetric_constant = 2 * self.r
-        super().__init__(
-            [-self.b, -1.0, self.b],
-            [self.r - self.b * self.r, self.r, -self.b * self.r],
-        )
+    def __init__(self, slope=200.0, width=50.0):
+        if not slope > 1:
+            raise ValueError(
+                f"barrier_slope (b) must be > 1 for the barrier hinge loss, got "
+                f"{slope!r}."
+            )
+        if not width > 0:
+            raise ValueError(
+                f"symmetric_width (r) must be > 0 for the barrier hinge loss, got "
+                f"{width!r}."
+            )
+        self.slope, self.width = float(slope), float(width)
+        b, r = self.slope, self.width
+        self.symmetric_range = r
+        self.symmetric_constant = 2 * r
+        super().__init__([-b, -1.0, b], [r - b * r, r, -b * r])
 
     def __repr__(self):
-        return f"BarrierHingeLoss(b={self.b!r}, r={self.r!r})"
+        return f"BarrierHingeLoss(slope={self.slope!r}, width={self.width!r})"
 
 
 class HingeLoss(PiecewiseLinearLoss):
@@ -197,10 +203,11 @@ LOSSES = {
 }
 
 
-def make_loss(name, *, b=200.0, r=50.0):
-    """The loss object for ``name`` (``b``, ``r`` only for the barrier hinge)."""
+def make_loss(name, *, barrier_slope=200.0, symmetric_width=50.0):
+    """The loss object for ``name`` (the barrier parameters only for the barrier
+    hinge: ``barrier_slope`` is the paper's b, ``symmetric_width`` its r)."""
     if name == "barrier_hinge":
-        return BarrierHingeLoss(b=b, r=r)
+        return BarrierHingeLoss(slope=barrier_slope, width=symmetric_width)
     try:
         return LOSSES[name]()
     except KeyError:

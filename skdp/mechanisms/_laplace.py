@@ -1,12 +1,16 @@
 """The Laplace mechanism on a floating-point-safe lattice."""
 
 import math
-import numbers
 
 import numpy as np
 
 from skdp.mechanisms._base import Mechanism
-from skdp.utils import check_epsilon, check_random_state, check_sensitivity
+from skdp.utils import (
+    check_epsilon,
+    check_int,
+    check_random_state,
+    check_sensitivity,
+)
 
 # Lattice spacing relative to sensitivity/epsilon: fine enough that rounding is
 # invisible in any statistic, coarse enough that the geometric sampler's float
@@ -87,13 +91,7 @@ class LaplaceMechanism(Mechanism):
     def __init__(self, epsilon, sensitivity=1.0, dimension=1):
         self.epsilon = check_epsilon(epsilon)
         self.sensitivity = check_sensitivity(sensitivity)
-        if (
-            isinstance(dimension, bool)
-            or not isinstance(dimension, numbers.Integral)
-            or dimension < 1
-        ):
-            raise ValueError(f"dimension must be an int >= 1, got {dimension!r}.")
-        self.dimension = int(dimension)
+        self.dimension = check_int(dimension, "dimension", 1)
         self.delta = 0.0
         if math.isinf(self.epsilon):
             self.granularity, self.scale = 0.0, 0.0

@@ -1,13 +1,12 @@
 """k-ary randomized response on integer category codes."""
 
 import math
-import numbers
 
 import numpy as np
 
 from skdp.accounting import RandomizedResponseEvent
 from skdp.mechanisms._base import Mechanism
-from skdp.utils import check_epsilon, check_random_state
+from skdp.utils import check_epsilon, check_int, check_random_state
 
 _BLOCK = 1 << 16  # values perturbed per pass
 
@@ -70,13 +69,7 @@ class RandomizedResponseMechanism(Mechanism):
 
     def __init__(self, epsilon, n_categories):
         self.epsilon = check_epsilon(epsilon)
-        if (
-            isinstance(n_categories, bool)
-            or not isinstance(n_categories, numbers.Integral)
-            or n_categories < 2
-        ):
-            raise ValueError(f"n_categories must be an int >= 2, got {n_categories!r}.")
-        self.n_categories = int(n_categories)
+        self.n_categories = check_int(n_categories, "n_categories", 2)
         self.delta = 0.0
         C = self.n_categories
         if math.isinf(self.epsilon):

@@ -13,7 +13,7 @@ import numbers
 import numpy as np
 from scipy import special, stats
 
-from skdp.utils import check_epsilon
+from skdp.utils import check_epsilon, check_int
 
 __all__ = [
     "changed_labels_log_pmf",
@@ -23,16 +23,6 @@ __all__ = [
 ]
 
 _MECHANISMS = ("exponential", "randomized_response")
-
-
-def _check_int(value, name, minimum):
-    if (
-        isinstance(value, bool | np.bool_)
-        or not isinstance(value, numbers.Integral)
-        or value < minimum
-    ):
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}.")
-    return int(value)
 
 
 def _check_fraction(value, name, *, open_interval):
@@ -80,7 +70,7 @@ def label_flip_probability(epsilon, n_classes=2, *, mechanism="exponential"):
     0.2689
     """
     eps = _per_label_epsilon(epsilon, mechanism)
-    C = _check_int(n_classes, "n_classes", 2)
+    C = check_int(n_classes, "n_classes", 2)
     if math.isinf(eps):
         return 0.0
     # (C-1)/(C-1+e^eps) written with e^-eps so that large eps does not overflow
@@ -140,9 +130,9 @@ def changed_labels_log_pmf(n, epsilon, n_classes=2):
     >>> np.exp(changed_labels_log_pmf(2, 2.0, 2)).round(4)
     array([0.5344, 0.3932, 0.0723])
     """
-    n = _check_int(n, "n", 1)
+    n = check_int(n, "n", 1)
     eps = check_epsilon(epsilon)
-    C = _check_int(n_classes, "n_classes", 2)
+    C = check_int(n_classes, "n_classes", 2)
     if math.isinf(eps):
         out = np.full(n + 1, -np.inf)
         out[0] = 0.0
@@ -188,7 +178,7 @@ def label_survival_probability(
     >>> round(label_survival_probability(100, 1.0, 2, 0.5), 4)
     0.9953
     """
-    n = _check_int(n, "n", 1)
+    n = check_int(n, "n", 1)
     fraction = _check_fraction(fraction, "fraction", open_interval=False)
     p_flip = label_flip_probability(epsilon, n_classes, mechanism=mechanism)
     max_changes = n - _min_survivors(n, fraction)

@@ -1,6 +1,7 @@
 """Meta-estimator: privatize the labels inside ``fit``, then fit a classifier."""
 
 import numpy as np
+from sklearn import get_config
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
@@ -8,6 +9,11 @@ from sklearn.base import (
     clone,
 )
 from sklearn.utils import get_tags
+from sklearn.utils.metadata_routing import (
+    MetadataRouter,
+    MethodMapping,
+    process_routing,
+)
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
@@ -36,6 +42,36 @@ def _tags_of(obj):
         return get_tags(BaseEstimator())
 
 
+def _pass_transition_matrix(estimator, privatizer):
+    """Set the privatizer's label matrix on the estimator's unset
+    ``transition_matrix`` parameters (with the label order); return it or None."""
+    T = getattr(privatizer, "label_matrix_", None)
+    if T is None or not hasattr(estimator, "get_params"):
+        return None
+    params = estimator.get_params(deep=True)
+    updates = {}
+    for key, value in params.items():
+        if key.rsplit("__", 1)[-1] != "transition_matrix" or value is not None:
+            continue
+        updates[key] = T
+        classes_key = key[: -len("transition_matrix")] + "classes"
+        if classes_key in params:
+            declared = params[classes_key]
+            if declared is None:
+                updates[classes_key] = privatizer.classes_
+            elif not np.array_equal(np.asarray(declared), privatizer.classes_):
+                raise ValueError(
+                    f"The estimator's {classes_key}={list(declared)!r} does not "
+                    "match the privatizer's classes_ "
+                    f"{privatizer.classes_.tolist()!r}, the order of its "
+                    "label_matrix_."
+                )
+    if not updates:
+        return None
+    estimator.set_params(**updates)
+    return T
+
+
 class PrivateLabelClassifier(
     MetaEstimatorMixin, ClassifierMixin, BudgetTrackingMixin, BaseEstimator
 ):
@@ -54,6 +90,20 @@ class PrivateLabelClassifier(
     privatizer : sampler with ``fit_resample(X, y)``
         E.g. :class:`RandomizedResponse` or :class:`ExponentialLabelRelease`.
         Give it a ``random_state`` for reproducible fits.
+    classes : array-like or None, default=None
+        The label domain, given to the privatizer's ``classes`` parameter (which
+        must then be unset or equal). When neither declares it, the privatizer
+        infers it from ``y`` and emits a
+        :class:`~skdp.exceptions.PrivacyLeakWarning` (the set of labels present
+        is released without noise).
+    pass_transition_matrix : bool, default=True
+        Give the privatizer's ``label_matrix_`` (the noise matrix T,
+        T[i, j] = P(released j | true i)) to every ``transition_matrix``
+        parameter of the estimator that is left at None (also inside a
+        ``Pipeline``), with the label order in the sibling ``classes``
+        parameter, so a loss-corrected learner such as
+        :class:`~skdp.linear_model.LossCorrectedLogisticRegression` corrects for
+        exactly the noise that was applied.
 
     Attributes
     ----------
@@ -62,6 +112,8 @@ class PrivateLabelClassifier(
         is the noise matrix T for forward loss correction.
     estimator_ : classifier
         The fitted clone of ``estimator``.
+    transition_matrix_ : ndarray of shape (n_classes, n_classes) or None
+        The matrix passed to the estimator (None when none was passed).
     classes_ : ndarray
         The privatizer's label domain (``privatizer_.classes_``). The released
         labels may miss a class; ``predict_proba`` still has one column per
@@ -84,6 +136,12 @@ class PrivateLabelClassifier(
     (``GridSearchCV``'s default); score on privatized or public labels if the
     choice of epsilon must be covered too.
 
+    Metadata routing: with ``sklearn.set_config(enable_metadata_routing=True)``,
+    ``fit`` routes the metadata the estimator requests (e.g. ``sample_weight``
+    after ``estimator.set_fit_request(sample_weight=True)``) to
+    ``estimator.fit``; without routing, every fit parameter goes to it. The
+    privatizer takes none: a weight does not change the release of a label.
+
     Examples
     --------
     >>> from sklearn.datasets import make_classification
@@ -98,16 +156,34 @@ class PrivateLabelClassifier(
     PrivacyBudget(epsilon=2.0, delta=0.0)
     >>> clf.score(X, y) > 0.8
     True
+
+    A loss-corrected learner receives the release's noise matrix:
+
+    >>> from skdp.linear_model import LossCorrectedLogisticRegression
+    >>> corrected = PrivateLabelClassifier(
+    ...     LossCorrectedLogisticRegression(),
+    ...     RandomizedResponse(epsilon=1.0, random_state=0),
+    ...     classes=[0, 1],
+    ... ).fit(X, y)
+    >>> corrected.transition_matrix_.round(3)
+    array([[0.731, 0.269],
+           [0.269, 0.731]])
     """
 
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict"])],
         "privatizer": [HasMethods(["fit_resample"])],
+        "classes": ["array-like", None],
+        "pass_transition_matrix": ["boolean"],
     }
 
-    def __init__(self, estimator, privatizer):
+    def __init__(
+        self, estimator, privatizer, *, classes=None, pass_transition_matrix=True
+    ):
         self.estimator = estimator
         self.privatizer = privatizer
+        self.classes = classes
+        self.pass_transition_matrix = pass_transition_matrix
 
     # scikit-learn's nested parameter validation is kept for the inner objects
     @fit_context(prefer_skip_nested_validation=False)
@@ -120,7 +196,8 @@ class PrivateLabelClassifier(
         X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
         **fit_params : dict
-            Passed to ``estimator.fit``.
+            Passed to ``estimator.fit`` (routed to it when metadata routing is
+            enabled).
 
         Returns
         -------
@@ -128,14 +205,51 @@ class PrivateLabelClassifier(
         """
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
+        if get_config()["enable_metadata_routing"]:
+            fit_params = process_routing(self, "fit", **fit_params).estimator.fit
         privatizer = clone(self.privatizer)
+        if self.classes is not None:
+            self._declare_classes(privatizer)
         X_private, y_private = privatizer.fit_resample(X, y)
-        estimator = clone(self.estimator).fit(X_private, y_private, **fit_params)
+        estimator = clone(self.estimator)
+        passed = None
+        if self.pass_transition_matrix:
+            passed = _pass_transition_matrix(estimator, privatizer)
+        estimator.fit(X_private, y_private, **fit_params)
+        self.transition_matrix_ = passed
         self.privatizer_ = privatizer
         self.estimator_ = estimator
         self.classes_ = np.asarray(privatizer.classes_)
         self.privacy_spent_ = privatizer.privacy_spent_
         return self
+
+    def _declare_classes(self, privatizer):
+        declared = privatizer.get_params(deep=False)
+        if "classes" not in declared:
+            raise ValueError(
+                "classes was given but the privatizer "
+                f"{type(privatizer).__name__} has no 'classes' parameter to take it."
+            )
+        own = declared["classes"]
+        if own is None:
+            privatizer.set_params(classes=self.classes)
+        elif not np.array_equal(np.asarray(own), np.asarray(self.classes)):
+            raise ValueError(
+                f"classes={list(self.classes)!r} conflicts with the privatizer's "
+                f"classes={list(own)!r}; declare the label domain once."
+            )
+
+    def get_metadata_routing(self):
+        """Metadata routing: ``fit`` routes to ``estimator.fit``.
+
+        Returns
+        -------
+        routing : MetadataRouter
+        """
+        return MetadataRouter(owner=self).add(
+            estimator=self.estimator,
+            method_mapping=MethodMapping().add(caller="fit", callee="fit"),
+        )
 
     @property
     def n_features_in_(self):

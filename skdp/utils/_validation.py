@@ -12,6 +12,7 @@ __all__ = [
     "check_data_norm",
     "check_delta",
     "check_epsilon",
+    "check_int",
     "check_sensitivity",
     "clip_to_bounds",
     "clip_to_norm",
@@ -45,6 +46,43 @@ def check_delta(delta, name="delta", allow_zero=True):
         lower = "[0" if allow_zero else "(0"
         raise ValueError(f"{name} must be in {lower}, 1), got {delta!r}.")
     return delta
+
+
+def check_int(value, name, minimum):
+    """Return ``value`` as an int >= ``minimum`` (booleans are refused).
+
+    Parameters
+    ----------
+    value : object
+        The value to check.
+    name : str
+        Parameter name for the error message.
+    minimum : int
+        Smallest accepted value.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not an integer (``numbers.Integral``, not a bool) or is
+        below ``minimum``.
+
+    Examples
+    --------
+    >>> from skdp.utils import check_int
+    >>> check_int(3, "n_categories", 2)
+    3
+    """
+    if (
+        isinstance(value, bool | np.bool_)
+        or not isinstance(value, numbers.Integral)
+        or value < minimum
+    ):
+        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}.")
+    return int(value)
 
 
 def check_sensitivity(sensitivity, name="sensitivity"):

@@ -64,26 +64,24 @@ class Transcript:
     def total_bytes(self):
         return sum(m.nbytes for m in self.messages)
 
-    def bytes_sent(self):
-        """``{participant: bytes sent}``."""
+    def _bytes_per(self, field):
         out = {}
         for m in self.messages:
-            out[m.sender] = out.get(m.sender, 0) + m.nbytes
+            key = getattr(m, field)
+            out[key] = out.get(key, 0) + m.nbytes
         return out
+
+    def bytes_sent(self):
+        """``{participant: bytes sent}``."""
+        return self._bytes_per("sender")
 
     def bytes_received(self):
         """``{participant: bytes received}``."""
-        out = {}
-        for m in self.messages:
-            out[m.receiver] = out.get(m.receiver, 0) + m.nbytes
-        return out
+        return self._bytes_per("receiver")
 
     def bytes_by_kind(self):
         """``{message kind: bytes}``."""
-        out = {}
-        for m in self.messages:
-            out[m.kind] = out.get(m.kind, 0) + m.nbytes
-        return out
+        return self._bytes_per("kind")
 
     def summary(self):
         """Rows ``(participant, sent bytes, received bytes, messages sent)``."""

@@ -14,22 +14,14 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skdp.inspection import LABEL, RRInfluenceEstimator
-
-
-def make_data(n=300, seed=0):
-    rng = np.random.default_rng(seed)
-    g = rng.integers(0, 3, size=n)
-    X = np.column_stack([rng.normal(size=(n, 2)), g]).astype(float)
-    y = (X[:, 0] - 0.5 * X[:, 1] + 0.4 * g + rng.logistic(size=n) > 0.5).astype(int)
-    w = rng.uniform(0.2, 3.0, size=n)
-    return X, y, w
+from tests.inspection._data import make_data
 
 
 # ------------------------------------------------------------------ feature names
 @pytest.mark.parametrize("pipeline", [False, True], ids=["bare", "pipeline"])
 def test_fitted_on_a_dataframe_predicts_on_it_without_warning(pipeline):
     pd = pytest.importorskip("pandas")
-    X, y, _ = make_data()
+    X, y = make_data()
     df = pd.DataFrame(X, columns=["a", "b", "g"])
     model = LogisticRegression()
     if pipeline:
@@ -47,7 +39,7 @@ def test_fitted_on_a_dataframe_predicts_on_it_without_warning(pipeline):
 
 def test_dataframe_and_array_fits_give_identical_estimates():
     pd = pytest.importorskip("pandas")
-    X, y, _ = make_data(seed=1)
+    X, y = make_data(seed=1)
     df = pd.DataFrame(X, columns=["a", "b", "g"])
     kw = dict(groups=[np.arange(20), X[:, 2] == 1], perturb={"g": [0.5, 2.0]})
     a = RRInfluenceEstimator(LogisticRegression(), attributes={"g": "g"}).fit(df, y)
@@ -76,7 +68,7 @@ def _weighted_logreg(**params):
 
 
 def test_cross_validate_routes_sample_weight_to_the_estimator_and_objective(routing):
-    X, y, w = make_data(seed=2)
+    X, y, w = make_data(seed=2, weights=True)
     est = RRInfluenceEstimator(_weighted_logreg(), attributes={"g": 2})
     # explicit: scikit-learn < 1.7 routes weights to score only on request
     est.set_score_request(sample_weight=True)
@@ -105,7 +97,7 @@ def test_cross_validate_routes_sample_weight_to_the_estimator_and_objective(rout
 
 
 def test_grid_search_routes_sample_weight(routing):
-    X, y, w = make_data(seed=3)
+    X, y, w = make_data(seed=3, weights=True)
     est = RRInfluenceEstimator(_weighted_logreg())
     est.set_score_request(sample_weight=True)  # explicit for scikit-learn < 1.7
     search = GridSearchCV(est, {"estimator__C": [0.05, 1.0]}, cv=3)
@@ -117,7 +109,7 @@ def test_grid_search_routes_sample_weight(routing):
 
 
 def test_routing_through_a_pipeline_reaches_its_last_step():
-    X, y, w = make_data(seed=4)
+    X, y, w = make_data(seed=4, weights=True)
     with sklearn.config_context(enable_metadata_routing=True):
         scaler = StandardScaler().set_fit_request(sample_weight=False)
         pipe = make_pipeline(scaler, _weighted_logreg())
@@ -134,7 +126,7 @@ def test_routing_through_a_pipeline_reaches_its_last_step():
 def test_unrequested_or_declined_sample_weight_follows_sklearn_rules(routing):
     # as for scikit-learn's own meta-estimators: an unset request is an error,
     # and so is metadata that every consumer declined
-    X, y, w = make_data(seed=5)
+    X, y, w = make_data(seed=5, weights=True)
     with pytest.raises(UnsetMetadataPassedError, match="sample_weight"):
         RRInfluenceEstimator(LogisticRegression()).fit(X, y, sample_weight=w)
     declined = LogisticRegression().set_fit_request(sample_weight=False)
@@ -146,7 +138,7 @@ def test_unrequested_or_declined_sample_weight_follows_sklearn_rules(routing):
 
 
 def test_without_routing_only_sample_weight_is_accepted():
-    X, y, w = make_data(seed=6)
+    X, y, w = make_data(seed=6, weights=True)
     est = RRInfluenceEstimator(LogisticRegression()).fit(X, y, sample_weight=w)
     want = LogisticRegression().fit(X, y, sample_weight=w)
     np.testing.assert_array_equal(est.estimator_.coef_, want.coef_)
@@ -161,7 +153,7 @@ def test_get_metadata_routing_names_the_inner_estimator(routing):
 
 # ------------------------------------------------------------------ verbose
 def _validate(verbose):
-    X, y, _ = make_data(seed=7)
+    X, y = make_data(seed=7)
     est = RRInfluenceEstimator(LogisticRegression(), verbose=verbose).fit(X, y)
     return est.validate(
         X, y, groups=[np.arange(5), np.arange(5, 9)], perturb={LABEL: 1.0}, n_draws=3
@@ -192,7 +184,7 @@ def test_verbose_without_tqdm_prints_plain_lines(capsys, monkeypatch):
 
 # ------------------------------------------------------------------ repr, params
 def test_html_repr_unfitted_and_fitted():
-    X, y, _ = make_data(seed=8)
+    X, y = make_data(seed=8)
     est = RRInfluenceEstimator(make_pipeline(StandardScaler(), LogisticRegression()))
     for html in (est._repr_html_(), est.fit(X, y)._repr_html_()):
         assert "RRInfluenceEstimator" in html
@@ -200,7 +192,7 @@ def test_html_repr_unfitted_and_fitted():
 
 
 def test_random_state_accepts_a_generator():
-    X, y, _ = make_data(seed=9)
+    X, y = make_data(seed=9)
     kw = dict(groups=np.arange(30), perturb={"g": [0.5, 1.0]})
     ests = [
         RRInfluenceEstimator(
@@ -219,7 +211,7 @@ def test_random_state_accepts_a_generator():
 
 # ------------------------------------------------------------------ order
 def test_order_defaults_to_2_where_the_dense_hessian_applies():
-    X, y, _ = make_data(seed=10)
+    X, y = make_data(seed=10)
     assert RRInfluenceEstimator(LogisticRegression()).order == "auto"
     assert RRInfluenceEstimator(LogisticRegression()).fit(X, y).order_ == 2
     forward = RRInfluenceEstimator(LogisticRegression(), correction="forward")

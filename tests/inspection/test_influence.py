@@ -16,21 +16,9 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from skdp.inspection import LABEL, RRInfluenceEstimator
 from skdp.mechanisms import RandomizedResponseMechanism
+from tests.inspection._data import make_data
 
 TIGHT = {"tol": 1e-12, "max_iter": 10_000}
-
-
-def make_data(n, seed=0, n_classes=2, n_groups=3):
-    """Two Gaussian features and an integer-coded categorical column (last)."""
-    rng = np.random.default_rng(seed)
-    g = rng.integers(0, n_groups, size=n)
-    X = np.column_stack([rng.normal(size=(n, 2)), g]).astype(float)
-    score = X[:, 0] - 0.5 * X[:, 1] + 0.4 * g + rng.logistic(size=n)
-    if n_classes == 2:
-        y = (score > 0.5).astype(int)
-    else:
-        y = np.digitize(score, np.quantile(score, [1 / 3, 2 / 3]))
-    return X, y
 
 
 # ----------------------------------------------------------------------- objective

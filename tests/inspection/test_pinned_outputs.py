@@ -16,19 +16,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skdp.inspection import LABEL, RRInfluenceEstimator
-
-
-def _data(n, seed, n_classes=2):
-    rng = np.random.default_rng(seed)
-    g = rng.integers(0, 3, size=n)
-    X = np.column_stack([rng.normal(size=(n, 2)), g]).astype(float)
-    score = X[:, 0] - 0.5 * X[:, 1] + 0.4 * g + rng.logistic(size=n)
-    if n_classes == 2:
-        y = (score > 0.5).astype(int)
-    else:
-        y = np.digitize(score, np.quantile(score, [1 / 3, 2 / 3]))
-    return X, y
-
+from tests.inspection._data import make_data
 
 EPS = [0.3, 1.0, 4.0]
 
@@ -38,8 +26,8 @@ def _groups(X):
 
 
 def _influence(model, perturb, n_classes=2, weighted=False, **params):
-    X, y = _data(240, seed=1, n_classes=n_classes)
-    X_te, y_te = _data(160, seed=2, n_classes=n_classes)
+    X, y = make_data(240, seed=1, n_classes=n_classes)
+    X_te, y_te = make_data(160, seed=2, n_classes=n_classes)
     if isinstance(model, Ridge):  # a real-valued target (feature RR only)
         y = X[:, 0] + X[:, 2] + np.random.default_rng(5).normal(size=len(y))
         y_te = X_te[:, 0] + X_te[:, 2]
@@ -141,8 +129,8 @@ CASES = {
 
 
 def _validate(refit, correction=None):
-    X, y = _data(240, seed=1)
-    X_te, y_te = _data(160, seed=2)
+    X, y = make_data(240, seed=1)
+    X_te, y_te = make_data(160, seed=2)
     est = RRInfluenceEstimator(
         _logreg(), attributes={"g": 2}, correction=correction, order=1
     ).fit(X, y)
@@ -161,8 +149,8 @@ def _validate(refit, correction=None):
 
 
 def _replacement():
-    X, y = _data(240, seed=1)
-    X_te, y_te = _data(160, seed=2)
+    X, y = make_data(240, seed=1)
+    X_te, y_te = make_data(160, seed=2)
     est = RRInfluenceEstimator(_logreg(), order=1).fit(X, y)
     rows = np.arange(0, 240, 7)
     return est.replacement_influence(

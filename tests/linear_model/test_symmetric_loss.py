@@ -46,7 +46,7 @@ def test_loss_values_at_hand_computed_points(name, z, expected):
 
 @pytest.mark.parametrize("name", SYMMETRIC)
 def test_symmetric_losses_sum_to_a_constant(name):
-    loss = make_loss(name, b=200.0, r=50.0)
+    loss = make_loss(name, barrier_slope=200.0, symmetric_width=50.0)
     bound = min(loss.symmetric_range, 1e3)
     z = np.linspace(-bound, bound, 2001)
     total = loss.value(z) + loss.value(-z)
@@ -54,7 +54,7 @@ def test_symmetric_losses_sum_to_a_constant(name):
 
 
 def test_barrier_hinge_is_symmetric_only_on_its_range():
-    loss = make_loss("barrier_hinge", b=3.0, r=1.0)
+    loss = make_loss("barrier_hinge", barrier_slope=3.0, symmetric_width=1.0)
     assert loss.value(0.5) + loss.value(-0.5) == pytest.approx(2.0)
     assert loss.value(2.0) + loss.value(-2.0) > 2.0 + 1.0
 
@@ -70,7 +70,7 @@ def test_non_symmetric_losses_are_not_symmetric(name):
 
 @pytest.mark.parametrize("name", list(LOSSES))
 def test_convexity_as_claimed(name):
-    loss = make_loss(name, b=5.0, r=2.0)
+    loss = make_loss(name, barrier_slope=5.0, symmetric_width=2.0)
     z = np.linspace(-6, 6, 601)
     # midpoint convexity on all pairs (z_i, z_j)
     zi, zj = np.meshgrid(z, z)
@@ -83,18 +83,18 @@ def test_convexity_as_claimed(name):
 
 @pytest.mark.parametrize("name", list(LOSSES))
 def test_derivative_matches_finite_differences(name):
-    loss = make_loss(name, b=5.0, r=2.0)
+    loss = make_loss(name, barrier_slope=5.0, symmetric_width=2.0)
     z = np.array([-7.3, -1.7, -0.4, 0.3, 1.4, 3.1, 6.2])  # away from kinks
     h = 1e-6
     numeric = (loss.value(z + h) - loss.value(z - h)) / (2 * h)
     np.testing.assert_allclose(loss.derivative(z), numeric, rtol=1e-5, atol=1e-7)
 
 
-def test_barrier_hinge_rejects_bad_b_and_r():
-    with pytest.raises(ValueError, match="b must be > 1"):
-        make_loss("barrier_hinge", b=1.0)
-    with pytest.raises(ValueError, match="r must be > 0"):
-        make_loss("barrier_hinge", r=0.0)
+def test_barrier_hinge_rejects_bad_slope_and_width():
+    with pytest.raises(ValueError, match=r"barrier_slope \(b\) must be > 1"):
+        make_loss("barrier_hinge", barrier_slope=1.0)
+    with pytest.raises(ValueError, match=r"symmetric_width \(r\) must be > 0"):
+        make_loss("barrier_hinge", symmetric_width=0.0)
 
 
 # ------------------------------------------------- exact optimality (HiGHS)
@@ -123,7 +123,9 @@ def _rows(X, y, objective):
 
 
 def _primal(clf, M, e, c):
-    loss = make_loss(clf.loss, b=clf.b, r=clf.r)
+    loss = make_loss(
+        clf.loss, barrier_slope=clf.barrier_slope, symmetric_width=clf.symmetric_width
+    )
     w, b = clf.coef_[0], clf.intercept_[0]
     pen = clf.alpha * (np.abs(w).sum() if clf.penalty == "l1" else 0.5 * w @ w)
     return float(c @ loss.value(M @ w + e * b)) + pen
@@ -247,11 +249,19 @@ def _dual_lower_bound(loss, M, e, c, alpha, fit_intercept, w, b):
 def test_l1_penalty_reaches_the_highs_lp_optimum(objective, fit_intercept, loss, b, r):
     X, y = _data(n=30 if objective == "auc" else 60)
     clf = SymmetricLossClassifier(
-        loss=loss, b=b, r=r, objective=objective, alpha=1e-3, penalty="l1",
+        loss=loss, barrier_slope=b, symmetric_width=r, feature_scaling=None,
+        objective=objective, alpha=1e-3, penalty="l1",
         fit_intercept=fit_intercept,
     ).fit(X, y)  # fmt: skip
     M, e, c = _rows(X, y, objective)
-    ref = _dual_l1_highs(make_loss(loss, b=b, r=r), M, e, c, 1e-3, fit_intercept)
+    ref = _dual_l1_highs(
+        make_loss(loss, barrier_slope=b, symmetric_width=r),
+        M,
+        e,
+        c,
+        1e-3,
+        fit_intercept,
+    )
     ours = _primal(clf, M, e, c)
     assert ours == pytest.approx(ref, rel=1e-6, abs=1e-9)
 
@@ -271,11 +281,12 @@ def test_l2_penalty_reaches_the_dual_qp_optimum(
 ):
     X, y = _data(n=20 if objective == "auc" else 40, seed=1)
     clf = SymmetricLossClassifier(
-        loss=loss, b=b, r=r, objective=objective, alpha=alpha,
+        loss=loss, barrier_slope=b, symmetric_width=r, feature_scaling=None,
+        objective=objective, alpha=alpha,
         fit_intercept=fit_intercept,
     ).fit(X, y)  # fmt: skip
     M, e, c = _rows(X, y, objective)
-    lo = make_loss(loss, b=b, r=r)
+    lo = make_loss(loss, barrier_slope=b, symmetric_width=r)
     fit_b = fit_intercept and objective != "auc"
     ours = _primal(clf, M, e, c)
     highs = _highs_qp(lo, M, e, c, alpha, fit_b)
@@ -292,15 +303,16 @@ def test_l2_penalty_reaches_the_dual_qp_optimum(
 def test_barrier_is_active_in_the_optimality_test():
     # the hard case: some margins sit beyond r, where the loss is not unhinged
     X, y = _data(n=40, seed=1)
-    clf = SymmetricLossClassifier(alpha=1e-4).fit(X, y)
+    clf = SymmetricLossClassifier(alpha=1e-4, feature_scaling=None).fit(X, y)
     z = np.where(y == 1, 1, -1) * clf.decision_function(X)
-    assert np.any(np.abs(z) >= clf.r * (1 - 1e-9))
+    assert np.any(np.abs(z) >= clf.symmetric_width * (1 - 1e-9))
 
 
 @pytest.mark.parametrize("loss", ["logistic", "squared"])
 def test_smooth_convex_losses_are_stationary(loss):
     X, y = _data(n=80, seed=2)
-    clf = SymmetricLossClassifier(loss=loss, alpha=1e-2).fit(X, y)
+    clf = SymmetricLossClassifier(loss=loss, alpha=1e-2, feature_scaling=None)
+    clf.fit(X, y)
     M, e, c = _rows(X, y, "error")
     lo = make_loss(loss)
     z = M @ clf.coef_[0] + e * clf.intercept_[0]
@@ -311,7 +323,9 @@ def test_smooth_convex_losses_are_stationary(loss):
 
 def test_unhinged_is_closed_form_and_threshold_intercept():
     X, y = _data(n=50, seed=3)
-    clf = SymmetricLossClassifier(loss="unhinged", objective="ber", alpha=0.5).fit(X, y)
+    clf = SymmetricLossClassifier(
+        loss="unhinged", objective="ber", alpha=0.5, feature_scaling=None
+    ).fit(X, y)
     s = np.where(y == 1, 1.0, -1.0)
     expected = (X[s > 0].mean(axis=0) - X[s < 0].mean(axis=0)) / 2 / 0.5
     np.testing.assert_allclose(clf.coef_[0], expected, rtol=1e-12)
@@ -325,7 +339,7 @@ def test_unhinged_is_closed_form_and_threshold_intercept():
 def test_best_intercept_matches_brute_force():
     rng = np.random.default_rng(4)
     m = 25
-    loss = make_loss("barrier_hinge", b=4.0, r=1.0)
+    loss = make_loss("barrier_hinge", barrier_slope=4.0, symmetric_width=1.0)
     a, d = loss.pieces
     scores, e = rng.normal(scale=2, size=m), rng.choice([-1.0, 1.0], size=m)
     c = rng.random(m)
@@ -340,8 +354,9 @@ def test_nonconvex_losses_do_not_lose_to_their_convex_initializer():
     X, y = _data(n=80, seed=5, flip=0.3)
     M, e, c = _rows(X, y, "error")
     for loss, init in [("sigmoid", "logistic"), ("ramp", "hinge")]:
-        clf = SymmetricLossClassifier(loss=loss, alpha=1e-2, random_state=0).fit(X, y)
-        start = SymmetricLossClassifier(loss=init, alpha=1e-2).fit(X, y)
+        kw = dict(alpha=1e-2, feature_scaling=None)
+        clf = SymmetricLossClassifier(loss=loss, random_state=0, **kw).fit(X, y)
+        start = SymmetricLossClassifier(loss=init, **kw).fit(X, y)
         lo = make_loss(loss)
 
         def obj(model, lo=lo):
@@ -409,18 +424,18 @@ def test_predict_proba_only_for_the_proper_logistic_loss():
 
 def test_one_class_is_rejected():
     X = np.random.default_rng(0).normal(size=(10, 2))
-    with pytest.raises(ValueError, match="exactly two classes.*got 1 class"):
+    with pytest.raises(ValueError, match="at least two classes.*got 1 class"):
         SymmetricLossClassifier().fit(X, np.ones(10))
 
 
-def test_three_labels_are_rejected():
-    X = np.random.default_rng(0).normal(size=(9, 2))
-    with pytest.raises(ValueError, match="got 3 class.*OneVsRestClassifier"):
-        SymmetricLossClassifier().fit(X, np.arange(9) % 3)
-
-
 @pytest.mark.parametrize(
-    "param,value", [("b", 1.0), ("b", 0.5), ("r", 0.0), ("r", -1.0)]
+    "param,value",
+    [
+        ("barrier_slope", 1.0),
+        ("barrier_slope", 0.5),
+        ("symmetric_width", 0.0),
+        ("symmetric_width", -1.0),
+    ],
 )
 def test_bad_barrier_parameters_are_rejected(param, value):
     X, y = _data(n=20)
@@ -479,7 +494,9 @@ def test_l2_optimum_certified_with_duplicate_rows(loss):
     X = base[rng.integers(0, 8, size=120)]
     y = (X @ [1.0, -1.0, 0.5, 0.0] + 0.5 * rng.normal(size=120) > 0).astype(int)
     alpha = 1e-4 if loss == "barrier_hinge" else 1e-2
-    clf = SymmetricLossClassifier(loss=loss, alpha=alpha, objective="ber").fit(X, y)
+    clf = SymmetricLossClassifier(
+        loss=loss, alpha=alpha, objective="ber", feature_scaling=None
+    ).fit(X, y)
     M, e, c = _rows(X, y, "ber")
     ours = _primal(clf, M, e, c)
     lower, violation = _dual_lower_bound(
@@ -488,3 +505,96 @@ def test_l2_optimum_certified_with_duplicate_rows(loss):
     scale = max(1.0, abs(ours))
     assert violation < 1e-12
     assert -1e-12 * scale <= ours - lower <= 1e-6 * scale
+
+
+# ------------------------------------- defaults on unscaled data, multiclass
+
+
+def _box_encoded(n=2000, seed=0):
+    # imbalanced classes, features mapped from a declared range [-10, 10] to [0, 1]
+    X, y = make_classification(
+        n_samples=n, n_features=8, n_informative=4, weights=[0.8, 0.2],
+        class_sep=1.5, random_state=seed,
+    )  # fmt: skip
+    return np.clip((X + 10) / 20, 0, 1), y
+
+
+@pytest.mark.parametrize("objective", ["error", "ber", "auc"])
+def test_defaults_do_not_collapse_to_one_class_on_unscaled_data(objective):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import balanced_accuracy_score
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = _box_encoded()
+    n = len(y)
+    ref = make_pipeline(StandardScaler(), LogisticRegression()).fit(X, y).predict(X)
+    pred = SymmetricLossClassifier(objective=objective, random_state=0)
+    pred = pred.fit(X, y).predict(X)
+    # balanced accuracy within 5 binomial standard errors of logistic regression
+    # on standardized features (the score of a good linear model on this data)
+    b_ref = balanced_accuracy_score(y, ref)
+    se = np.sqrt(b_ref * (1 - b_ref) / (n * min(y.mean(), 1 - y.mean())))
+    assert balanced_accuracy_score(y, pred) > b_ref - 5 * se
+    assert 0.5 * y.mean() < pred.mean() < 1 - 0.5 * (1 - y.mean())
+    if objective == "error":
+        # the former defaults (small fixed alpha, raw features) collapse to the
+        # majority class: the test above fails for them
+        old = SymmetricLossClassifier(alpha=1e-5, feature_scaling=None)
+        old_pred = old.fit(X, y).predict(X)
+        assert old_pred.mean() < 0.5 * y.mean()
+        assert balanced_accuracy_score(y, old_pred) < b_ref - 5 * se
+
+
+def test_auto_alpha_keeps_every_margin_inside_the_symmetric_region():
+    X, y = _box_encoded(n=500, seed=1)
+    clf = SymmetricLossClassifier(symmetric_width=3.0).fit(X, y)
+    z = np.where(y == 1, 1.0, -1.0) * clf.decision_function(X)
+    assert np.abs(z).max() == pytest.approx(3.0, rel=1e-9)
+    # inside [-r, r] the barrier hinge is r - z: w is proportional to the
+    # whitened mean of y x (Fisher's direction Sigma^-1 (mu+ - mu-) for balanced
+    # risk), independent of b, r and the scale of X
+    s = np.where(y == 1, 1.0, -1.0)
+    Xc = X - X.mean(axis=0)
+    fisher = np.linalg.pinv(Xc.T @ Xc / len(X), rcond=1e-10) @ (Xc.T @ s / len(X))
+    cosine = clf.coef_[0] @ fisher / np.linalg.norm(clf.coef_[0])
+    assert cosine / np.linalg.norm(fisher) == pytest.approx(1.0, abs=1e-9)
+    wide = SymmetricLossClassifier(barrier_slope=5.0, symmetric_width=70.0)
+    np.testing.assert_array_equal(wide.fit(1e3 * X, y).predict(1e3 * X), clf.predict(X))
+
+
+@pytest.mark.parametrize("scaling", ["whiten", "standardize"])
+def test_feature_scaling_makes_predictions_invariant_to_feature_units(scaling):
+    X, y = _data(n=120, p=4, seed=8)
+    A = np.diag([1e-2, 1.0, 50.0, 2.0])
+    if scaling == "whiten":  # invariant to any invertible affine map
+        A = A @ np.random.default_rng(0).normal(size=(4, 4))
+    shift = np.array([100.0, -3.0, 0.5, 7.0])
+    for loss in ["barrier_hinge", "hinge", "logistic"]:
+        kw = dict(loss=loss, feature_scaling=scaling, objective="ber")
+        a = SymmetricLossClassifier(**kw).fit(X, y).decision_function(X)
+        b = SymmetricLossClassifier(**kw).fit(X @ A + shift, y)
+        np.testing.assert_allclose(
+            b.decision_function(X @ A + shift),
+            a,
+            rtol=1e-6,
+            atol=1e-6 * np.abs(a).max(),
+        )
+
+
+def test_multiclass_is_one_vs_rest():
+    X, y = make_classification(
+        n_samples=300, n_features=5, n_informative=3, n_classes=3, random_state=4
+    )
+    labels = np.array(["x", "y", "z"])[y]
+    clf = SymmetricLossClassifier(objective="ber").fit(X, labels)
+    assert clf.coef_.shape == (3, 5) and clf.intercept_.shape == (3,)
+    scores = clf.decision_function(X)
+    assert scores.shape == (300, 3)
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[scores.argmax(axis=1)])
+    for k, name in enumerate(clf.classes_):
+        binary = SymmetricLossClassifier(objective="ber").fit(X, labels == name)
+        np.testing.assert_allclose(scores[:, k], binary.decision_function(X))
+    assert clf.score(X, labels) > 0.6  # chance is 1/3
+    assert not hasattr(
+        SymmetricLossClassifier(loss="logistic").fit(X, y), "predict_proba"
+    )

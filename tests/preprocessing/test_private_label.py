@@ -156,3 +156,184 @@ def test_samplers_in_imblearn_pipeline(data, sampler):
     np.testing.assert_allclose(pipe.named_steps["clf"].coef_, manual.coef_)
     # samplers only act in fit: predict sees the test data as is
     np.testing.assert_array_equal(pipe.predict(X), manual.predict(X_scaled))
+
+
+# ------------------------------------------- loss correction and classes
+
+
+def test_label_matrix_is_passed_to_a_loss_corrected_learner(data):
+    from sklearn.pipeline import make_pipeline
+
+    from skdp.linear_model import LossCorrectedLogisticRegression
+    from skdp.mechanisms import RandomizedResponseMechanism
+
+    X, y = data
+    clf = PrivateLabelClassifier(LossCorrectedLogisticRegression(), _rr(0.5)).fit(X, y)
+    T = clf.privatizer_.label_matrix_
+    np.testing.assert_array_equal(clf.estimator_.transition_matrix, T)
+    np.testing.assert_array_equal(clf.estimator_.classes, [0, 1])
+    np.testing.assert_array_equal(clf.transition_matrix_, T)
+    # the exponential release at eps is RR at eps / 2: that matrix is passed
+    elr = ExponentialLabelRelease(epsilon=1.0, classes=[0, 1], random_state=0)
+    pipe = make_pipeline(StandardScaler(), LossCorrectedLogisticRegression())
+    clf = PrivateLabelClassifier(pipe, elr).fit(X, y)
+    passed = clf.estimator_[-1].transition_matrix
+    np.testing.assert_allclose(passed, RandomizedResponseMechanism(0.5, 2).matrix)
+    # the inner fit equals a direct fit on the same released labels with T
+    _, y_priv = ExponentialLabelRelease(
+        epsilon=1.0, classes=[0, 1], random_state=0
+    ).fit_resample(X, y)
+    direct = make_pipeline(
+        StandardScaler(), LossCorrectedLogisticRegression(transition_matrix=passed)
+    ).fit(X, y_priv)
+    np.testing.assert_allclose(clf.estimator_[-1].coef_, direct[-1].coef_)
+
+
+def test_user_matrix_and_opt_out_are_respected(data):
+    from skdp.linear_model import LossCorrectedLogisticRegression
+
+    X, y = data
+    mine = np.array([[0.9, 0.1], [0.2, 0.8]])
+    inner = LossCorrectedLogisticRegression(transition_matrix=mine)
+    clf = PrivateLabelClassifier(inner, _rr(0.5)).fit(X, y)
+    np.testing.assert_array_equal(clf.estimator_.transition_matrix, mine)
+    assert clf.transition_matrix_ is None
+    clf = PrivateLabelClassifier(
+        LossCorrectedLogisticRegression(), _rr(0.5), pass_transition_matrix=False
+    ).fit(X, y)
+    assert clf.estimator_.transition_matrix is None
+    # a declared inner label order that differs from the privatizer's: refused
+    inner = LossCorrectedLogisticRegression(classes=[1, 0])
+    with pytest.raises(ValueError, match="does not match the privatizer's classes_"):
+        PrivateLabelClassifier(inner, _rr(0.5)).fit(X, y)
+
+
+def test_forward_correction_through_the_wrapper_beats_no_correction(data):
+    from skdp.linear_model import LossCorrectedLogisticRegression
+
+    X, y = data
+    # same released labels (same seed); the corrected model's probabilities are
+    # calibrated for the clean labels, so its log loss on clean labels is lower
+    from sklearn.metrics import log_loss
+
+    corrected = PrivateLabelClassifier(LossCorrectedLogisticRegression(), _rr(0.5))
+    plain = PrivateLabelClassifier(
+        LossCorrectedLogisticRegression(correction=None), _rr(0.5)
+    )
+    loss_c = log_loss(y, corrected.fit(X, y).predict_proba(X))
+    loss_p = log_loss(y, plain.fit(X, y).predict_proba(X))
+    assert loss_c < loss_p
+
+
+def test_declared_classes_reach_the_privatizer_without_warning(data):
+    X, y = data
+    rr = RandomizedResponse(epsilon=1.0, random_state=0)
+    clf = PrivateLabelClassifier(LogisticRegression(), rr, classes=[0, 1]).fit(X, y)
+    np.testing.assert_array_equal(clf.classes_, [0, 1])
+    assert rr.classes is None  # the user's privatizer is not modified
+    with pytest.warns(PrivacyLeakWarning):
+        PrivateLabelClassifier(LogisticRegression(), rr).fit(X, y)
+    with pytest.raises(ValueError, match="conflicts with the privatizer's classes"):
+        PrivateLabelClassifier(LogisticRegression(), _rr(), classes=[0, 1, 2]).fit(X, y)
+
+
+def test_multiclass_symmetric_loss_behind_three_class_releases():
+    from skdp.linear_model import SymmetricLossClassifier
+
+    X, y = make_classification(
+        n_samples=900, n_features=6, n_informative=4, n_classes=3, random_state=3
+    )
+    for privatizer in (
+        RandomizedResponse(epsilon=np.inf, random_state=0),
+        ExponentialLabelRelease(epsilon=np.inf, random_state=0),
+    ):
+        clf = PrivateLabelClassifier(
+            SymmetricLossClassifier(objective="ber"), privatizer, classes=[0, 1, 2]
+        ).fit(X, y)
+        clean = SymmetricLossClassifier(objective="ber").fit(X, y)
+        np.testing.assert_array_equal(clf.predict(X), clean.predict(X))
+    noisy = PrivateLabelClassifier(
+        SymmetricLossClassifier(objective="ber"),
+        RandomizedResponse(epsilon=2.0, random_state=0),
+        classes=[0, 1, 2],
+    ).fit(X, y)
+    assert noisy.decision_function(X).shape == (900, 3)
+    # 3-class RR at eps = 2 keeps a label with p = 0.79: far above chance (1/3)
+    assert noisy.score(X, y) > clean.score(X, y) - 0.15
+
+
+# ------------------------------------------------------- metadata routing
+
+
+def _weights(n):
+    return np.random.default_rng(7).integers(0, 4, size=n).astype(float)
+
+
+def test_sample_weight_is_routed_through_cross_validate(data):
+    import sklearn
+    from sklearn.model_selection import KFold, cross_validate
+
+    from skdp.linear_model import LossCorrectedLogisticRegression
+
+    X, y = data
+    w = _weights(len(y))
+    cv = KFold(3)
+    with sklearn.config_context(enable_metadata_routing=True):
+        inner = LossCorrectedLogisticRegression().set_fit_request(sample_weight=True)
+        model = PrivateLabelClassifier(inner, _rr(1.0))
+        out = cross_validate(
+            model, X, y, cv=cv, params={"sample_weight": w}, return_estimator=True
+        )
+        for fitted, (train, _) in zip(out["estimator"], cv.split(X), strict=True):
+            _, y_priv = _rr(1.0).fit_resample(X[train], y[train])
+            ref = LossCorrectedLogisticRegression(
+                transition_matrix=fitted.privatizer_.label_matrix_
+            ).fit(X[train], y_priv, sample_weight=w[train])
+            unweighted = LossCorrectedLogisticRegression(
+                transition_matrix=fitted.privatizer_.label_matrix_
+            ).fit(X[train], y_priv)
+            np.testing.assert_allclose(fitted.estimator_.coef_, ref.coef_)
+            assert not np.allclose(fitted.estimator_.coef_, unweighted.coef_)
+        # not requested by the inner estimator: scikit-learn refuses the metadata
+        unrequested = PrivateLabelClassifier(LogisticRegression(), _rr(1.0))
+        with pytest.raises(ValueError, match="sample_weight"):
+            cross_validate(unrequested, X, y, cv=cv, params={"sample_weight": w})
+
+
+def test_sample_weight_is_routed_through_grid_search(data):
+    import sklearn
+
+    X, y = data
+    w = _weights(len(y))
+    with sklearn.config_context(enable_metadata_routing=True):
+        inner = LogisticRegression().set_fit_request(sample_weight=True)
+        search = GridSearchCV(
+            PrivateLabelClassifier(inner, _rr(1.0)),
+            {"privatizer__epsilon": [0.5, 2.0]},
+            cv=3,
+        ).fit(X, y, sample_weight=w)
+        best = search.best_estimator_
+        eps = search.best_params_["privatizer__epsilon"]
+        _, y_priv = _rr(eps).fit_resample(X, y)
+        ref = LogisticRegression().fit(X, y_priv, sample_weight=w)
+        np.testing.assert_allclose(best.estimator_.coef_, ref.coef_)
+        routing = best.get_metadata_routing()
+        assert routing.consumes("fit", ["sample_weight"]) == {"sample_weight"}
+
+
+def test_infinite_epsilon_loss_correction_is_the_non_private_fit(data):
+    from skdp.linear_model import LossCorrectedLogisticRegression
+
+    X, y = data
+    reference = LossCorrectedLogisticRegression(correction=None).fit(X, y)
+    for privatizer in (_rr(np.inf), ExponentialLabelRelease(epsilon=np.inf)):
+        for correction in ("forward", "backward"):
+            clf = PrivateLabelClassifier(
+                LossCorrectedLogisticRegression(correction=correction),
+                privatizer,
+                classes=[0, 1],
+            ).fit(X, y)
+            np.testing.assert_array_equal(clf.transition_matrix_, np.eye(2))
+            np.testing.assert_allclose(
+                clf.estimator_.coef_, reference.coef_, rtol=1e-10, atol=1e-12
+            )

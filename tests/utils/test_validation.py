@@ -7,6 +7,7 @@ from skdp.utils import (
     check_data_norm,
     check_delta,
     check_epsilon,
+    check_int,
     check_random_state,
     check_sensitivity,
     clip_to_bounds,
@@ -33,6 +34,17 @@ def test_check_epsilon_inf_switch():
     with pytest.raises(ValueError, match="my_eps"):
         check_epsilon(np.inf, name="my_eps", allow_inf=False)
     assert check_epsilon(np.float32(0.5)) == 0.5
+
+
+@pytest.mark.parametrize("value", [1, 2.0, True, np.True_, "3", None])
+def test_check_int_rejects_small_non_integers_and_booleans(value):
+    with pytest.raises(ValueError, match=r"n_categories must be an int >= 2, got"):
+        check_int(value, "n_categories", 2)
+
+
+def test_check_int_returns_a_python_int():
+    got = check_int(np.int64(5), "dimension", 1)
+    assert got == 5 and type(got) is int
 
 
 @pytest.mark.parametrize("value", [-0.1, 1.0, 2.0, float("nan")])

@@ -7,45 +7,15 @@ import numpy as np
 import pytest
 from sklearn.model_selection import GridSearchCV
 
-from skdp.datasets import make_private_classification, make_private_regression
 from skdp.linear_model import FMLinearRegression, FMLogisticRegression
 from skdp.vertical import VerticalFMClassifier, VerticalFMRegressor
-
-
-def _has_tenseal():
-    try:
-        import tenseal  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-BACKENDS = [
-    "plaintext",
-    pytest.param(
-        "bfv",
-        marks=pytest.mark.skipif(not _has_tenseal(), reason="tenseal not installed"),
-    ),
-]
-
-
-def _regression(n=800, d=6, K=3, seed=0):
-    X, y, coef, parts = make_private_regression(n, d, n_parties=K, random_state=seed)
-    # inside every party's share of the ball (||x_k|| <= sqrt(d_k / d)) and on a
-    # 2^-8 grid, so the vertical clipping and the bfv fixed point are exact
-    X = np.trunc(X / np.sqrt(K) * 256) / 256
-    return X, np.round(y * 256) / 256, parts
-
-
-def _classification(n=800, d=6, K=3, seed=0):
-    X, y, _, parts = make_private_classification(n, d, n_parties=K, random_state=seed)
-    return np.trunc(X / np.sqrt(K) * 256) / 256, y, parts
+from tests.vertical._data import BACKENDS, classification, regression
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("domain", [{"bounds_X": (-1, 1)}, {"data_norm": 1.0}])
 def test_regressor_equals_centralized_with_identical_noise(backend, domain):
-    X, y, parts = _regression()
+    X, y, parts = regression()
     common = dict(
         epsilon=1.0, bounds_y=(-1, 1), linear_weight=0.5, random_state=7, **domain
     )
@@ -64,7 +34,7 @@ def test_regressor_equals_centralized_with_identical_noise(backend, domain):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_classifier_equals_centralized_with_identical_noise(backend):
-    X, y, parts = _classification()
+    X, y, parts = classification()
     common = dict(epsilon=2.0, data_norm=1.0, linear_weight=0.5, random_state=3)
     central = FMLogisticRegression(**common).fit(X, y)
     vertical = VerticalFMClassifier(
@@ -78,7 +48,7 @@ def test_classifier_equals_centralized_with_identical_noise(backend):
 
 
 def test_gaussian_mechanism_equivalence():
-    X, y, parts = _regression()
+    X, y, parts = regression()
     common = dict(
         epsilon=1.0,
         delta=1e-5,
@@ -97,7 +67,7 @@ def test_gaussian_mechanism_equivalence():
 
 @pytest.mark.parametrize("K", [1, 2, 6])
 def test_epsilon_inf_is_the_exact_centralized_fit(K):
-    X, y, _ = _regression()
+    X, y, _ = regression()
     central = FMLinearRegression(
         epsilon=np.inf, bounds_X=(-1, 1), bounds_y=(-1, 1), linear_weight=0.5
     )
@@ -115,7 +85,7 @@ def test_epsilon_inf_is_the_exact_centralized_fit(K):
 
 
 def test_distributed_noise_same_seed_same_model_and_inputs_unchanged():
-    X, y, parts = _regression()
+    X, y, parts = regression()
     X0, y0 = X.copy(), y.copy()
     kw = dict(
         epsilon=1.0, data_norm=1.0, bounds_y=(-1, 1), linear_weight=0.5, partition=parts
@@ -134,7 +104,7 @@ def test_party_privacy_matches_hand_computed_ratio():
     # Delta = d^2/8 + d; Delta_k = d_k + d_k (2d - d_k)/8 for a party without the
     # label, Delta_label = d + d_L (2d - d_L)/8 (the seed's formula with the
     # released A_jk = x_j x_k / 8 instead of monomial coefficients 2 A_jk)
-    X, y, _ = _classification(n=400, d=5, K=2)
+    X, y, _ = classification(n=400, d=5, K=2)
     est = VerticalFMClassifier(
         epsilon=1.5,
         bounds_X=(-1, 1),
@@ -151,7 +121,7 @@ def test_party_privacy_matches_hand_computed_ratio():
 
 
 def test_party_privacy_under_a_norm_bound_is_smaller_than_epsilon():
-    X, y, parts = _regression(d=8, K=4)
+    X, y, parts = regression(d=8, K=4)
     est = VerticalFMRegressor(
         epsilon=1.0, data_norm=1.0, bounds_y=(-1, 1), linear_weight=0.5, partition=parts
     ).fit(X, y)
@@ -161,7 +131,7 @@ def test_party_privacy_under_a_norm_bound_is_smaller_than_epsilon():
 
 
 def test_gaussian_party_privacy_is_below_epsilon():
-    X, y, parts = _regression()
+    X, y, parts = regression()
     est = VerticalFMRegressor(
         epsilon=1.0,
         delta=1e-5,
@@ -178,7 +148,7 @@ def test_gaussian_party_privacy_is_below_epsilon():
 
 
 def test_bottom_up_budgets_compose_as_specified():
-    X, y, parts = _regression(K=3)
+    X, y, parts = regression(K=3)
     totals = np.array([1.0, 0.8, 0.6])
     pairs = np.array([[0.0, 0.3, 0.2], [0.3, 0.0, 0.1], [0.2, 0.1, 0.0]])
     est = VerticalFMRegressor(
@@ -201,7 +171,7 @@ def test_bottom_up_budgets_compose_as_specified():
 
 
 def test_top_down_groups_all_use_epsilon():
-    X, y, parts = _regression()
+    X, y, parts = regression()
     est = VerticalFMRegressor(
         epsilon=0.7, data_norm=1.0, bounds_y=(-1, 1), linear_weight=0.5, partition=parts
     ).fit(X, y)
@@ -239,7 +209,7 @@ def test_top_down_groups_all_use_epsilon():
     ],
 )
 def test_bad_input(params, match):
-    X, y, _ = _regression()
+    X, y, _ = regression()
     est = VerticalFMRegressor(
         data_norm=1.0, bounds_y=(-1, 1), linear_weight=0.5, **params
     )
@@ -251,7 +221,7 @@ def test_bad_input(params, match):
 def test_bfv_without_tenseal_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "tenseal", None)
     monkeypatch.setitem(sys.modules, "tenseal.sealapi", None)
-    X, y, _ = _regression()
+    X, y, _ = regression()
     est = VerticalFMRegressor(
         data_norm=1.0, bounds_y=(-1, 1), linear_weight=0.5, secure_backend="bfv"
     )
@@ -261,7 +231,7 @@ def test_bfv_without_tenseal_names_the_extra(monkeypatch):
 
 def test_partition_by_feature_names():
     pd = pytest.importorskip("pandas")
-    X, y, _ = _regression(d=4, K=2)
+    X, y, _ = regression(d=4, K=2)
     frame = pd.DataFrame(X, columns=["a", "b", "c", "e"])
     est = VerticalFMRegressor(
         epsilon=np.inf,
@@ -274,7 +244,7 @@ def test_partition_by_feature_names():
 
 
 def test_grid_search_over_epsilon():
-    X, y, parts = _regression(n=600)
+    X, y, parts = regression(n=600)
     search = GridSearchCV(
         VerticalFMRegressor(
             data_norm=1.0,
@@ -294,7 +264,7 @@ def test_grid_search_over_epsilon():
 
 
 def test_classifier_labels_and_proba():
-    X, y, parts = _classification()
+    X, y, parts = classification()
     labels = np.where(y == 1, "yes", "no")
     clf = VerticalFMClassifier(
         epsilon=5.0, data_norm=1.0, linear_weight=0.5, partition=parts
@@ -316,7 +286,7 @@ def test_a_refused_budget_stops_the_protocol_before_any_message(budget, monkeypa
         raise AssertionError("the protocol ran although the budget was refused")
 
     monkeypatch.setattr(_protocol, "run_in_process", must_not_run)
-    X, y, parts = _regression(K=3)
+    X, y, parts = regression(K=3)
     params = dict(data_norm=1.0, bounds_y=(-1, 1), partition=parts, random_state=0)
     if budget == "bottom-up":  # spends 2.4 - 0.6 = 1.8 in all
         params.update(

@@ -5,61 +5,20 @@ import pytest
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
-from skdp._fm import objective_constants
-from skdp.datasets import make_private_regression
 from skdp.vertical import ProtocolError, VerticalFMClassifier, VerticalFMRegressor
 from skdp.vertical._messages import SERVER
 from skdp.vertical._party import PartyRole
-
-
-def _has_tenseal():
-    try:
-        import tenseal  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def _data(n=600, d=6, seed=0):
-    X, y, _, parts = make_private_regression(n, d, n_parties=3, random_state=seed)
-    # a 2^-8 grid keeps the bfv fixed point exact
-    return np.round(X * 256) / 256, np.round(y * 256) / 256, parts
-
-
-def _numeric_arrays(payload):
-    """Every numeric array (or bytes blob) a receiver can read in a payload."""
-    if payload is None:
-        return
-    if isinstance(payload, dict) and payload.get("simulated"):
-        # the plaintext backend's stand-in for a ciphertext (ideal functionality)
-        return
-    if isinstance(payload, np.ndarray):
-        yield payload
-    elif isinstance(payload, bytes | bytearray):
-        yield bytes(payload)
-    elif isinstance(payload, dict):
-        for value in payload.values():
-            yield from _numeric_arrays(value)
-    elif isinstance(payload, list | tuple):
-        for value in payload:
-            yield from _numeric_arrays(value)
-    elif isinstance(payload, float | int):
-        yield np.array([payload], dtype=float)
+from tests.vertical._data import BACKENDS, grid_regression
+from tests.vertical._leaks import (
+    any_exact,
+    assert_leaks_nothing,
+    numeric_leaves,
+    secrets,
+)
 
 
 def _secrets(est, X, y, parts):
-    """Raw columns, label vector and exact cross-party sums of this fit."""
-    kappa, beta = objective_constants(est._objective)
-    beta_y = beta(np.clip(y, -1, 1))
-    columns = [X[:, j] for j in range(X.shape[1])] + [y, beta_y]
-    sums = []
-    for k in range(len(parts)):
-        for q in range(k + 1, len(parts)):
-            sums.append(kappa * X[:, parts[k]].T @ X[:, parts[q]])
-        if k != est.label_party_:
-            sums.append(X[:, parts[k]].T @ beta_y)
-            sums.append(est.linear_weight_ * X[:, parts[k]].T @ beta_y)
-    return columns, np.concatenate([s.ravel() for s in sums])
+    return secrets(X, y, parts, est._objective, est.label_party_, est.linear_weight_)
 
 
 def _fit_and_watch_server(monkeypatch, backend, epsilon):
@@ -76,7 +35,7 @@ def _fit_and_watch_server(monkeypatch, backend, epsilon):
         return out
 
     monkeypatch.setattr(cls, "decrypt_sums", watched)
-    X, y, parts = _data()
+    X, y, parts = grid_regression(600)
     est = VerticalFMRegressor(
         epsilon=epsilon,
         bounds_X=(-1, 1),
@@ -91,58 +50,39 @@ def _fit_and_watch_server(monkeypatch, backend, epsilon):
     return est, X, y, parts, np.concatenate([a.ravel() for a in decrypted])
 
 
-def _any_exact(values, exact_sums):
-    close = np.isclose(values[:, None], exact_sums[None, :], rtol=1e-9, atol=1e-9)
-    return close.any()
-
-
-@pytest.mark.parametrize("backend", ["plaintext", "bfv"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_server_view_is_exact_without_noise(monkeypatch, backend):
     # sanity check of the check below: at epsilon=inf it must trip
-    if backend == "bfv" and not _has_tenseal():
-        pytest.skip("tenseal not installed")
     est, X, y, parts, decrypted = _fit_and_watch_server(monkeypatch, backend, np.inf)
     _, exact_sums = _secrets(est, X, y, parts)
-    assert _any_exact(decrypted, exact_sums)
+    assert any_exact(decrypted, exact_sums)
 
 
-@pytest.mark.parametrize("backend", ["plaintext", "bfv"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_transcript_never_carries_raw_data_or_exact_cross_sums(monkeypatch, backend):
-    if backend == "bfv" and not _has_tenseal():
-        pytest.skip("tenseal not installed")
     est, X, y, parts, decrypted = _fit_and_watch_server(monkeypatch, backend, 1.0)
     columns, exact_sums = _secrets(est, X, y, parts)
     # what the server obtains after decryption is noisy
     sizes = [len(p) for p in parts]
     n_cross = (sum(sizes) ** 2 - sum(s * s for s in sizes)) // 2 + sum(sizes[1:])
     assert decrypted.size == n_cross
-    assert not _any_exact(decrypted, exact_sums)
+    assert not any_exact(decrypted, exact_sums)
     n = X.shape[0]
     kinds = {m.kind for m in est.transcript_}
     assert {"encrypted columns", "encrypted labels", "encrypted noise share"} <= kinds
     checked = 0
     for message in est.transcript_:
         assert message.sender != message.receiver
-        for arr in _numeric_arrays(message.payload):
+        for leaf in numeric_leaves(message.payload):
             checked += 1
-            if isinstance(arr, bytes):
-                # ciphertexts: neither the float columns nor their fixed-point
-                # integers appear anywhere in the bytes
-                for col in columns:
-                    assert col.tobytes()[:64] not in arr
-                    for bits in range(6, 22):
-                        ints = np.trunc(col * 2.0**bits).astype(np.int64)
-                        assert ints.tobytes()[:64] not in arr
-                continue
-            flat = np.asarray(arr, dtype=float).ravel()
-            assert flat.size != n, f"{message.kind} carries a length-n vector"
-            if message.receiver == SERVER:
-                assert not _any_exact(flat, exact_sums), message.kind
+            assert_leaks_nothing(
+                leaf, columns, exact_sums, n, message.receiver == SERVER, message.kind
+            )
     assert checked > 0
 
 
 def test_transcript_sizes_and_roles():
-    X, y, parts = _data()
+    X, y, parts = grid_regression(600)
     est = VerticalFMRegressor(
         epsilon=1.0,
         bounds_X=(-1, 1),
@@ -170,7 +110,7 @@ def test_transcript_sizes_and_roles():
 
 @pytest.mark.parametrize("method", ["_local", "_collect"])
 def test_party_failure_aborts_without_a_model(monkeypatch, method):
-    X, y, parts = _data()
+    X, y, parts = grid_regression(600)
     est = VerticalFMRegressor(
         epsilon=1.0,
         bounds_X=(-1, 1),
@@ -196,7 +136,7 @@ def test_party_failure_aborts_without_a_model(monkeypatch, method):
 
 
 def test_classifier_failure_message_names_cause(monkeypatch):
-    X, y, parts = _data()
+    X, y, parts = grid_regression(600)
     import skdp.vertical._secure as secure
 
     def broken(self, U, scale):
@@ -210,7 +150,7 @@ def test_classifier_failure_message_names_cause(monkeypatch):
 
 
 def test_bottom_up_parties_send_their_budgets_first():
-    X, y, parts = _data()
+    X, y, parts = grid_regression(600)
     pairs = np.full((3, 3), 0.2) - 0.2 * np.eye(3)
     est = VerticalFMRegressor(
         budget="bottom-up",

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from skdp._fm import objective_constants
-from skdp.datasets import make_private_regression
 from skdp.utils import check_random_state
 from skdp.vertical import ProtocolError, VerticalFMRegressor
 from skdp.vertical._dealer import DealerRole
@@ -23,23 +22,9 @@ from skdp.vertical._messages import (
 from skdp.vertical._party import PartyRole
 from skdp.vertical._protocol import run_in_process, spawn_role_rngs
 from skdp.vertical._server import ServerRole
+from tests.vertical._data import BACKENDS, grid_regression, needs_tenseal
 
-
-def _has_tenseal():
-    try:
-        import tenseal  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-needs_tenseal = pytest.mark.skipif(not _has_tenseal(), reason="tenseal not installed")
 PARAMS = dict(epsilon=2.0, bounds_X=(-1, 1), bounds_y=(-1, 1), linear_weight=0.5)
-
-
-def _data(n=300, d=6, K=3):
-    X, y, _, parts = make_private_regression(n, d, n_parties=K, random_state=4)
-    return np.round(X * 256) / 256, np.round(y * 256) / 256, parts
 
 
 def _roles(X, y, parts, *, backend, noise, seed, label_party=1, policy=None):
@@ -87,7 +72,7 @@ def _roles(X, y, parts, *, backend, noise, seed, label_party=1, policy=None):
     ],
 )
 def test_hand_built_roles_release_the_estimators_model(backend, noise):
-    X, y, parts = _data()
+    X, y, parts = grid_regression(300, seed=4)
     est = VerticalFMRegressor(
         partition=parts,
         label_party=1,
@@ -163,11 +148,9 @@ class _OverTheWire(Role):
         return out
 
 
-@pytest.mark.parametrize(
-    "backend", ["plaintext", pytest.param("bfv", marks=needs_tenseal)]
-)
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_payloads_survive_a_json_wire_and_give_the_same_model(backend):
-    X, y, parts = _data()
+    X, y, parts = grid_regression(300, seed=4)
     direct = drive(_roles(X, y, parts, backend=backend, noise="dealer", seed=3))
     wired = drive(
         [
@@ -209,7 +192,7 @@ def _blobs(payload):
 def test_the_secret_key_lives_only_in_the_server_role():
     import tenseal.sealapi as seal
 
-    X, y, parts = _data()
+    X, y, parts = grid_regression(300, seed=4)
     run = run_in_process(
         X,
         y,
@@ -275,7 +258,7 @@ def _run_params(parts, *, backend, noise):
 
 # ---- what a party colluding with the server sees ---------------------------- #
 def test_threshold_shares_leave_a_full_share_after_removing_a_colluders():
-    X, y, parts = _data(n=400, d=9)
+    X, y, parts = grid_regression(400, d=9, seed=4)
     run = run_in_process(
         X,
         y,
@@ -307,7 +290,7 @@ def test_threshold_shares_leave_a_full_share_after_removing_a_colluders():
 
 # ---- failures: nothing is released ----------------------------------------- #
 def test_a_policy_refusal_aborts_naming_the_party_and_the_step():
-    X, y, parts = _data()
+    X, y, parts = grid_regression(300, seed=4)
 
     def policy(plan):
         if plan["privacy"]["epsilon"] > 1.0:
@@ -321,7 +304,7 @@ def test_a_policy_refusal_aborts_naming_the_party_and_the_step():
 
 
 def test_mismatched_declarations_are_refused():
-    X, y, parts = _data()
+    X, y, parts = grid_regression(300, seed=4)
     roles = _roles(X, y, parts, backend="plaintext", noise="threshold", seed=0)
     roles[1] = PartyRole(
         1,
@@ -389,3 +372,4 @@ def test_message_bytes_and_transcript():
     t = Transcript()
     drive([_Echo("a", to="b", payload={"x": np.zeros(4)}), _Echo("b")], t)
     assert t.bytes_sent() == {"a": 32} and t.bytes_received() == {"b": 32}
+    assert t.bytes_by_kind() == {"hello": 32}

@@ -1,0 +1,145 @@
+"""Console scripts: ``skdp-party``, ``skdp-server`` and ``skdp-certs``.
+
+Exit status: 0 when the model was released, 1 when the run failed or was aborted
+(the cause is printed on stderr; nothing was released), 2 for a bad command line
+or config file.
+"""
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+
+__all__ = ["certs_main", "party_main", "server_main"]
+
+
+def _quiet_grpc():
+    # gRPC's C core logs handshake failures itself; our error names the cause
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+
+
+def _missing_extras():
+    import importlib.util
+
+    return [m for m in ("grpc", "cryptography") if importlib.util.find_spec(m) is None]
+
+
+def _on_sigterm(signum, frame):
+    raise SystemExit(f"terminated by signal {signum}")
+
+
+def _run(kind, argv):
+    started, entered = time.perf_counter(), time.time()  # after the imports
+    from skdp.vertical.federated._config import (
+        ConfigError,
+        load_party_config,
+        load_server_config,
+    )
+    from skdp.vertical.federated._runtime import format_failure, run_party, run_server
+
+    parser = argparse.ArgumentParser(
+        prog=f"skdp-{kind}",
+        description=f"Run the {kind} of a vertical functional-mechanism release.",
+    )
+    parser.add_argument("--config", required=True, help=f"{kind} TOML config file")
+    parser.add_argument("--stats", help="write traffic and result summary (JSON) here")
+    args = parser.parse_args(argv)
+    _quiet_grpc()
+    missing = _missing_extras()
+    if missing:
+        print(
+            f"skdp-{kind}: needs {', '.join(missing)}: pip install skdp[federated]",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        load = load_party_config if kind == "party" else load_server_config
+        config = load(args.config)
+    except (ConfigError, OSError) as exc:
+        print(f"skdp-{kind}: config error: {exc}", file=sys.stderr)
+        return 2
+    who = f"skdp-{kind} {config.name}"
+    # SIGTERM aborts the run like any failure: peers are told, nothing released
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        out = (run_party if kind == "party" else run_server)(config, started=started)
+    except BaseException as exc:  # every failure: one line naming the cause
+        print(format_failure(who, exc), file=sys.stderr, flush=True)
+        return 1
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    traffic = out["traffic"]
+    summary = {
+        "name": config.name,
+        "traffic": traffic,
+        "seconds": out["seconds"],
+        "entered": entered,
+    }
+    if kind == "server":
+        summary["paths"] = out["paths"]
+        print(f"{who}: model released to {out['paths'][1]}", flush=True)
+    else:
+        print(f"{who}: done", flush=True)
+    if args.stats:
+        with open(args.stats, "w") as f:
+            json.dump(summary, f, indent=2)
+    return 0
+
+
+def party_main(argv=None):
+    """``skdp-party --config party.toml``"""
+    return _run("party", argv)
+
+
+def server_main(argv=None):
+    """``skdp-server --config server.toml``"""
+    return _run("server", argv)
+
+
+def certs_main(argv=None):
+    """``skdp-certs init-ca DIR`` / ``skdp-certs issue DIR NAME [NAME ...]``"""
+    from skdp.vertical.federated._certs import init_ca, issue
+
+    parser = argparse.ArgumentParser(
+        prog="skdp-certs",
+        description="A small CA for tests and small deployments (see the docs for "
+        "using your organisation's PKI instead).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("init-ca", help="create DIR/ca.pem and DIR/ca.key")
+    p.add_argument("dir")
+    p.add_argument("--days", type=int, default=365)
+    p = sub.add_parser("issue", help="issue DIR/NAME.pem and DIR/NAME.key")
+    p.add_argument("dir")
+    p.add_argument("names", nargs="+", metavar="NAME")
+    p.add_argument("--days", type=int, default=365)
+    p.add_argument(
+        "--no-local",
+        action="store_true",
+        help="do not add localhost / 127.0.0.1 to the certificate",
+    )
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "init-ca":
+            print(init_ca(args.dir, days=args.days))
+        else:
+            for name in args.names:
+                cert, key = issue(
+                    args.dir, name, days=args.days, local=not args.no_local
+                )
+                print(cert, key)
+    except (OSError, ValueError) as exc:
+        print(f"skdp-certs: error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _main():
+    """``python -m skdp.vertical.federated {party,server,certs} ...``"""
+    if len(sys.argv) < 2 or sys.argv[1] not in ("party", "server", "certs"):
+        print("usage: python -m skdp.vertical.federated {party,server,certs} ...")
+        return 2
+    fn = {"party": party_main, "server": server_main, "certs": certs_main}[sys.argv[1]]
+    return fn(sys.argv[2:])

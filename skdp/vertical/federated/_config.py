@@ -1,0 +1,558 @@
+"""Party and server configurations (TOML) and a party's policy.
+
+Every key is checked when the file is read; a bad value raises
+:class:`ConfigError` naming the file, the key and what was expected. Relative
+paths are relative to the config file. See ``doc/user_guide/federated.rst`` for
+an example of each file.
+"""
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "ConfigError",
+    "PartyConfig",
+    "Policy",
+    "PolicyError",
+    "ServerConfig",
+    "load_party_config",
+    "load_server_config",
+]
+
+OBJECTIVES = ("linear", "logistic")
+BACKENDS = ("plaintext", "bfv")
+NOISE_GENERATION = ("threshold", "distributed", "dealer")
+
+
+class ConfigError(ValueError):
+    """A configuration file is missing a key or has a bad value."""
+
+
+class PolicyError(RuntimeError):
+    """A request falls outside a party's policy."""
+
+
+@dataclass(frozen=True)
+class TLSConfig:
+    ca_cert: Path
+    cert: Path
+    key: Path
+
+    def read(self):
+        """``(ca, cert, key)`` as PEM bytes."""
+        return tuple(p.read_bytes() for p in (self.ca_cert, self.cert, self.key))
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    call: float = 120.0  # deadline of one call (plus 1 s per 5 MB sent)
+    startup: float = 60.0  # until every peer answers
+    protocol: float = 3600.0  # the whole run
+    heartbeat: float = 2.0  # liveness check of every peer
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What a party accepts; :meth:`check` refuses anything else.
+
+    Parameters
+    ----------
+    max_epsilon : float
+        Largest epsilon it accepts (top-down: the release's epsilon; bottom-up:
+        its own total ``eps^(k)``).
+    max_delta : float
+    backends : tuple of str
+    objectives : tuple of str
+    min_samples : int
+    noise_generation : tuple of str
+        ``"dealer"`` means a noise dealer knows all the noise: accept it only if
+        the dealer is trusted not to collude with the server.
+    """
+
+    max_epsilon: float
+    max_delta: float = 0.0
+    backends: tuple = ("bfv",)
+    objectives: tuple = OBJECTIVES
+    min_samples: int = 1
+    noise_generation: tuple = ("threshold", "distributed")
+
+    def check(self, request, n_samples, own_epsilon=None):
+        """Raise :class:`PolicyError` unless ``request`` is acceptable."""
+        eps = float(request["epsilon"]) if own_epsilon is None else float(own_epsilon)
+        problems = []
+        if not eps <= self.max_epsilon:
+            problems.append(f"epsilon {eps:g} exceeds max_epsilon {self.max_epsilon:g}")
+        delta = float(request.get("delta", 0.0))
+        if not delta <= self.max_delta:
+            problems.append(f"delta {delta:g} exceeds max_delta {self.max_delta:g}")
+        for key, allowed in [
+            ("backend", self.backends),
+            ("objective", self.objectives),
+            ("noise_generation", self.noise_generation),
+        ]:
+            if request.get(key) not in allowed:
+                problems.append(
+                    f"{key} {request.get(key)!r} is not in the accepted {list(allowed)}"
+                )
+        if n_samples < self.min_samples:
+            problems.append(
+                f"n_samples {n_samples} is below min_samples {self.min_samples}"
+            )
+        if problems:
+            raise PolicyError("request refused by policy: " + "; ".join(problems) + ".")
+
+
+@dataclass(frozen=True)
+class PartyConfig:
+    """A party's configuration (see :func:`load_party_config`)."""
+
+    name: str
+    listen: str
+    peers: dict  # name -> address (the server and the other parties)
+    tls: TLSConfig
+    data_path: Path
+    id_column: str
+    features: tuple
+    label: str | None
+    label_bounds: tuple | None
+    classes: tuple | None
+    bounds: dict  # feature -> (lower, upper)
+    data_norm: float | None
+    policy: Policy
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    server: str = "server"
+    output: Path | None = None
+    max_message_bytes: int = 2**30
+    source: str = "<dict>"
+
+
+@dataclass(frozen=True)
+class PartySpec:
+    name: str
+    address: str
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """The server's configuration (see :func:`load_server_config`)."""
+
+    name: str
+    listen: str
+    parties: tuple  # of PartySpec, in protocol order
+    label_party: str
+    tls: TLSConfig
+    objective: str
+    epsilon: float
+    delta: float
+    mechanism: str
+    budget: str
+    party_epsilon: tuple | None
+    pairwise_epsilon: tuple | None
+    backend: str
+    noise_generation: str
+    fit_intercept: bool
+    linear_weight: object
+    postprocessing: str
+    random_state: int | None
+    output: Path
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    max_message_bytes: int = 2**30
+    source: str = "<dict>"
+
+    def epsilon_lists(self):
+        """The bottom-up budgets as plain lists (None when not set)."""
+        pairs = self.pairwise_epsilon
+        return {
+            "party_epsilon": list(self.party_epsilon) if self.party_epsilon else None,
+            "pairwise_epsilon": [list(r) for r in pairs] if pairs else None,
+        }
+
+    def request(self):
+        """What the server asks every party to accept."""
+        return {
+            "objective": self.objective,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "mechanism": self.mechanism,
+            "budget": self.budget,
+            **self.epsilon_lists(),
+            "backend": self.backend,
+            "noise_generation": self.noise_generation,
+            "fit_intercept": self.fit_intercept,
+            "parties": [p.name for p in self.parties],
+            "label_party": self.label_party,
+        }
+
+
+# ---------------------------------------------------------------- reading
+class _Reader:
+    """Typed access to a TOML table, errors naming file and key."""
+
+    def __init__(self, table, source, prefix=""):
+        self.table, self.source, self.prefix = table, source, prefix
+        self.used = set()
+
+    def _fail(self, key, expected, value=None):
+        got = "" if value is None else f", got {value!r}"
+        raise ConfigError(f"{self.source}: key '{self.prefix}{key}' {expected}{got}.")
+
+    def get(self, key, kind, default=..., check=None, expected=""):
+        self.used.add(key)
+        if key not in self.table:
+            if default is ...:
+                self._fail(key, "is required")
+            return default
+        value = self.table[key]
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if float in kinds and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, kinds) or (
+            isinstance(value, bool) and bool not in kinds
+        ):
+            names = " or ".join(k.__name__ for k in kinds)
+            self._fail(key, f"must be a {names}", value)
+        if check is not None and not check(value):
+            self._fail(key, f"must be {expected}", value)
+        return value
+
+    def sub(self, key, required=True):
+        table = self.get(key, dict, default=... if required else {})
+        return _Reader(table, self.source, f"{self.prefix}{key}.")
+
+    def path(self, key, base, default=..., must_exist=True):
+        value = self.get(key, str, default=default)
+        if value is None:
+            return None
+        path = (base / value).resolve()
+        if must_exist and not path.exists():
+            self._fail(key, f"names a missing file ({path})")
+        return path
+
+    def done(self):
+        unknown = sorted(set(self.table) - self.used)
+        if unknown:
+            raise ConfigError(
+                f"{self.source}: unknown key(s) "
+                + ", ".join(f"'{self.prefix}{k}'" for k in unknown)
+                + "."
+            )
+
+
+def _load_toml(path):
+    try:
+        import tomllib
+    except ImportError as exc:  # Python < 3.11
+        raise ImportError("reading TOML configs needs Python >= 3.11") from exc
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f), path.resolve().parent, str(path)
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist.") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc}).") from None
+
+
+def _address(value):
+    host, sep, port = value.rpartition(":")
+    return bool(sep and host and port.isdigit() and int(port) < 65536)
+
+
+def _positive(v):
+    return math.isfinite(v) and v > 0
+
+
+def _tls(reader, base):
+    tls = reader.sub("tls")
+    out = TLSConfig(
+        tls.path("ca_cert", base), tls.path("cert", base), tls.path("key", base)
+    )
+    tls.done()
+    return out
+
+
+def _timeouts(reader):
+    t = reader.sub("timeouts", required=False)
+    kw = {
+        k: t.get(k, float, getattr(Timeouts, k), _positive, "a positive number")
+        for k in ("call", "startup", "protocol", "heartbeat")
+    }
+    t.done()
+    return Timeouts(**kw)
+
+
+def _strings(reader, key, allowed, default):
+    values = reader.get(key, list, default=list(default))
+    for v in values:
+        if v not in allowed:
+            reader._fail(key, f"must list values from {list(allowed)}", values)
+    return tuple(values)
+
+
+def _bound(reader, key, value):
+    ok = (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+        and math.isfinite(value[0])
+        and math.isfinite(value[1])
+        and value[0] < value[1]
+    )
+    if not ok:
+        reader._fail(key, "must be [lower, upper] with finite lower < upper", value)
+    return (float(value[0]), float(value[1]))
+
+
+def load_party_config(path):
+    """Read and check a party's TOML config; return a :class:`PartyConfig`.
+
+    Raises :class:`ConfigError` naming the file and the key for a missing key, a
+    wrong type or value, an unknown key or a missing file.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> for f in ["ca.pem", "bank.pem", "bank.key", "bank.csv"]:
+    ...     _ = (d / f).write_text("")
+    >>> _ = (d / "party.toml").write_text('''
+    ... name = "bank"
+    ... listen = "0.0.0.0:7001"
+    ... [tls]
+    ... ca_cert = "ca.pem"
+    ... cert = "bank.pem"
+    ... key = "bank.key"
+    ... [peers]
+    ... server = "coordinator.example.org:7000"
+    ... [data]
+    ... path = "bank.csv"
+    ... id_column = "id"
+    ... features = ["age"]
+    ... [domain]
+    ... bounds = { age = [0, 1] }
+    ... [policy]
+    ... max_epsilon = 1.0
+    ... ''')
+    >>> load_party_config(d / "party.toml").policy.max_epsilon
+    1.0
+    """
+    table, base, source = _load_toml(path)
+    return party_config_from_dict(table, base, source)
+
+
+def party_config_from_dict(table, base=Path("."), source="<dict>"):
+    r = _Reader(table, source)
+    name = r.get("name", str)
+    listen = r.get("listen", str, check=_address, expected="'host:port'")
+    server = r.get("server", str, default="server")
+    output = r.path("output", base, default=None, must_exist=False)
+    max_mb = r.get("max_message_mb", int, 1024, lambda v: 0 < v < 2048, "in 1..2047")
+    peers_r = r.sub("peers")
+    peers = {}
+    for peer in list(peers_r.table):
+        peers[peer] = peers_r.get(peer, str, check=_address, expected="'host:port'")
+    peers_r.done()
+    if server not in peers:
+        r._fail("peers", f"must give the address of the server {server!r}", peers)
+    if name in peers:
+        r._fail("peers", "must not list this party itself", name)
+    tls = _tls(r, base)
+    data = r.sub("data")
+    data_path = data.path("path", base)
+    if data_path.suffix.lower() not in (".csv", ".parquet", ".pq"):
+        data._fail("path", "must be a .csv or .parquet file", str(data_path))
+    id_column = data.get("id_column", str)
+    features = data.get(
+        "features", list, check=lambda v: len(v) > 0, expected="non-empty"
+    )
+    if not all(isinstance(f, str) for f in features) or len(set(features)) != len(
+        features
+    ):
+        data._fail("features", "must be distinct column names", features)
+    label = data.get("label", str, default=None)
+    label_bounds = None
+    if "label_bounds" in data.table:
+        label_bounds = _bound(data, "label_bounds", data.get("label_bounds", list))
+    if label is None and label_bounds is not None:
+        data._fail("label_bounds", "is only for the label party (set data.label)")
+    classes = data.get(
+        "classes",
+        list,
+        None,
+        lambda v: (
+            len(v) == 2
+            and len(set(v)) == 2
+            and all(isinstance(c, int | str) and not isinstance(c, bool) for c in v)
+        ),
+        "two distinct class labels (integers or strings)",
+    )
+    if label is None and classes is not None:
+        data._fail("classes", "is only for the label party (set data.label)")
+    if id_column in features or (label is not None and label in features + [id_column]):
+        data._fail("features", "must not contain the id or label column", features)
+    data.done()
+    dom = r.sub("domain")
+    bounds = {}
+    if "bounds" in dom.table:
+        b = dom.sub("bounds")
+        for col in list(b.table):
+            if col not in features:
+                b._fail(col, f"is not one of data.features {features}")
+            bounds[col] = _bound(b, col, b.get(col, list))
+        b.done()
+    data_norm = dom.get("data_norm", float, None, _positive, "a positive number")
+    dom.done()
+    missing = [f for f in features if f not in bounds]
+    if data_norm is None and missing:
+        r._fail(
+            "domain",
+            "must bound every feature (domain.bounds) or the row norm "
+            f"(domain.data_norm); unbounded: {missing}",
+        )
+    pol = r.sub("policy")
+    policy = Policy(
+        max_epsilon=pol.get("max_epsilon", float, check=_positive, expected="> 0"),
+        max_delta=pol.get("max_delta", float, 0.0, lambda v: 0 <= v < 1, "in [0, 1)"),
+        backends=_strings(pol, "backends", BACKENDS, ("bfv",)),
+        objectives=_strings(pol, "objectives", OBJECTIVES, OBJECTIVES),
+        min_samples=pol.get("min_samples", int, 1, lambda v: v >= 1, ">= 1"),
+        noise_generation=_strings(
+            pol, "noise_generation", NOISE_GENERATION, ("threshold", "distributed")
+        ),
+    )
+    pol.done()
+    timeouts = _timeouts(r)
+    r.done()
+    return PartyConfig(
+        name=name,
+        listen=listen,
+        peers=peers,
+        tls=tls,
+        data_path=data_path,
+        id_column=id_column,
+        features=tuple(features),
+        label=label,
+        label_bounds=label_bounds,
+        classes=None if classes is None else tuple(classes),
+        bounds=bounds,
+        data_norm=data_norm,
+        policy=policy,
+        timeouts=timeouts,
+        server=server,
+        output=output,
+        max_message_bytes=max_mb * 2**20,
+        source=source,
+    )
+
+
+def load_server_config(path):
+    """Read and check the server's TOML config; return a :class:`ServerConfig`.
+
+    Raises :class:`ConfigError` naming the file and the key (see
+    :func:`load_party_config` for an example).
+    """
+    table, base, source = _load_toml(path)
+    return server_config_from_dict(table, base, source)
+
+
+def server_config_from_dict(table, base=Path("."), source="<dict>"):
+    r = _Reader(table, source)
+    name = r.get("name", str, default="server")
+    listen = r.get("listen", str, check=_address, expected="'host:port'")
+    output = r.path("output", base, must_exist=False)
+    max_mb = r.get("max_message_mb", int, 1024, lambda v: 0 < v < 2048, "in 1..2047")
+    tls = _tls(r, base)
+    raw = r.get("parties", list, check=lambda v: len(v) >= 1, expected="non-empty")
+    parties, label = [], []
+    for i, entry in enumerate(raw):
+        if not isinstance(entry, dict):
+            r._fail(f"parties[{i}]", "must be a table", entry)
+        p = _Reader(entry, source, f"parties[{i}].")
+        spec = PartySpec(
+            p.get("name", str),
+            p.get("address", str, check=_address, expected="'host:port'"),
+        )
+        if p.get("label", bool, False):
+            label.append(spec.name)
+        p.done()
+        parties.append(spec)
+    names = [p.name for p in parties]
+    if len(set(names)) != len(names) or name in names:
+        r._fail("parties", "must have distinct names, other than the server's", names)
+    if len(label) != 1:
+        r._fail("parties", "must mark exactly one party with label = true", label)
+    m = r.sub("model")
+    objective = m.get(
+        "objective", str, check=lambda v: v in OBJECTIVES, expected=str(OBJECTIVES)
+    )
+    budget = m.get(
+        "budget", str, "top-down", lambda v: v in ("top-down", "bottom-up"),
+        "'top-down' or 'bottom-up'",
+    )  # fmt: skip
+    epsilon = m.get("epsilon", float, 1.0, _positive, "> 0")
+    delta = m.get("delta", float, 0.0, lambda v: 0 <= v < 1, "in [0, 1)")
+    party_eps = m.get("party_epsilon", list, None)
+    pair_eps = m.get("pairwise_epsilon", list, None)
+    if budget == "bottom-up" and (party_eps is None or pair_eps is None):
+        m._fail(
+            "budget", "'bottom-up' needs model.party_epsilon and model.pairwise_epsilon"
+        )
+    if party_eps is not None and len(party_eps) != len(parties):
+        m._fail("party_epsilon", f"must have one entry per party ({len(parties)})")
+    if pair_eps is not None and (
+        len(pair_eps) != len(parties)
+        or not all(
+            isinstance(row, list) and len(row) == len(parties) for row in pair_eps
+        )
+    ):
+        m._fail("pairwise_epsilon", f"must be a {len(parties)} x {len(parties)} matrix")
+    config = ServerConfig(
+        name=name,
+        listen=listen,
+        parties=tuple(parties),
+        label_party=label[0],
+        tls=tls,
+        objective=objective,
+        epsilon=epsilon,
+        delta=delta,
+        mechanism=m.get(
+            "mechanism",
+            str,
+            "laplace",
+            lambda v: v in ("laplace", "gaussian"),
+            "'laplace' or 'gaussian'",
+        ),  # fmt: skip
+        budget=budget,
+        party_epsilon=tuple(float(v) for v in party_eps) if party_eps else None,
+        pairwise_epsilon=(
+            tuple(tuple(float(v) for v in row) for row in pair_eps)
+            if pair_eps
+            else None
+        ),
+        backend=m.get("backend", str, "bfv", lambda v: v in BACKENDS, str(BACKENDS)),
+        noise_generation=m.get(
+            "noise_generation",
+            str,
+            "threshold",
+            lambda v: v in NOISE_GENERATION,
+            str(NOISE_GENERATION),
+        ),  # fmt: skip
+        fit_intercept=m.get("fit_intercept", bool, True),
+        linear_weight=m.get(
+            "linear_weight",
+            (str, float),
+            "auto",
+            lambda v: v == "auto" or (isinstance(v, float) and _positive(v)),
+            "'auto' or a positive number",
+        ),  # fmt: skip
+        postprocessing=m.get("postprocessing", str, "ridge"),
+        random_state=m.get("random_state", int, None),
+        output=output,
+        timeouts=_timeouts(r),
+        max_message_bytes=max_mb * 2**20,
+        source=source,
+    )
+    m.done()
+    r.done()
+    return config

@@ -1,0 +1,223 @@
+"""The vertical protocol's roles as the federated runtime hosts them.
+
+:func:`party_role` builds a party's :class:`~skdp.vertical._party.PartyRole`
+from its config, the accepted request and its data; :func:`server_roles` the
+server's :class:`~skdp.vertical._server.ServerRole` (and the noise dealer for
+``noise_generation = "dealer"``); :func:`model_file` turns the server's release
+into the model file's contents. A party's role checks the plan it receives
+against the request it accepted and its policy (:func:`plan_policy`).
+"""
+
+import math
+
+import numpy as np
+
+from skdp.vertical.federated._config import PolicyError
+
+__all__ = ["label_info", "model_file", "party_role", "plan_policy", "server_roles"]
+
+
+def label_info(config, data):
+    if config.label is None:
+        return {}
+    if config.label_bounds is not None:
+        return {"label_bounds": list(config.label_bounds)}
+    classes = _classes(config, data)
+    return {"classes": [c.item() if hasattr(c, "item") else c for c in classes]}
+
+
+def _classes(config, data, warn=True):
+    """The two classes: declared in the config, else (with a warning) the data's."""
+    if config.classes is not None:
+        classes = np.unique(np.asarray(config.classes))
+        unknown = ~np.isin(data.y, classes)
+        if unknown.any():
+            raise ValueError(
+                f"{config.name}: the label column {config.label!r} holds labels not "
+                f"in data.classes {classes.tolist()}: "
+                f"{np.unique(data.y[unknown])[:5].tolist()}."
+            )
+        return classes
+    from skdp.utils._warnings import warn_privacy_leak
+
+    classes = np.unique(data.y)
+    if warn:
+        warn_privacy_leak(
+            f"{config.name}: data.classes was not declared, so the two labels are "
+            "taken from the data: which labels occur leaks. Declare data.classes."
+        )
+    if classes.size != 2:
+        raise ValueError(
+            f"{config.name}: the label column {config.label!r} must hold 2 classes, "
+            f"found {classes.size}."
+        )
+    return classes
+
+
+_OBJECTIVE = {"linear": "squared", "logistic": "logistic_taylor"}
+
+
+def plan_policy(config, request):
+    """``policy(plan)`` for the party role: the plan the server actually sends
+    must be the request this party accepted, and within its policy."""
+    policy = config.policy
+
+    def check(plan):
+        privacy = plan.get("privacy", {})
+        problems = []
+        for key, got, want in [
+            ("objective", plan.get("objective"), _OBJECTIVE[request["objective"]]),
+            ("backend", plan.get("backend"), request["backend"]),
+            (
+                "noise_generation",
+                plan.get("noise_generation"),
+                request["noise_generation"],
+            ),
+            ("budget", privacy.get("budget"), request["budget"]),
+            ("mechanism", privacy.get("mechanism"), request["mechanism"]),
+        ]:
+            if got != want:
+                problems.append(f"{key} {got!r} differs from the accepted {want!r}")
+        if request["budget"] == "top-down":
+            eps = float(privacy.get("epsilon", math.inf))
+            if not eps <= min(policy.max_epsilon, float(request["epsilon"])):
+                problems.append(f"epsilon {eps:g} exceeds the accepted")
+            delta = float(privacy.get("delta", 1.0))
+            if not delta <= policy.max_delta:
+                problems.append(
+                    f"delta {delta:g} exceeds max_delta {policy.max_delta:g}"
+                )
+            for g in plan.get("groups", []):
+                if not float(g["mechanism"]["epsilon"]) <= policy.max_epsilon:
+                    problems.append(f"group {g['name']} has epsilon above max_epsilon")
+        if int(plan.get("n_samples", 0)) < policy.min_samples:
+            problems.append(f"n_samples below min_samples {policy.min_samples}")
+        if problems:
+            raise PolicyError(
+                f"{config.name} refuses the plan: " + "; ".join(problems) + "."
+            )
+
+    return check
+
+
+def party_role(config, request, data, index):
+    from skdp.vertical._party import PartyRole
+
+    columns = request["partition"][index]
+    lower = upper = None
+    if config.bounds:
+        lower = [config.bounds[f][0] for f in config.features]
+        upper = [config.bounds[f][1] for f in config.features]
+    labels = None
+    if config.label is not None:
+        labels = np.asarray(data.y)
+        if request["objective"] == "logistic":
+            classes = _classes(config, data, warn=False)  # warned at accept
+            labels = (labels == classes[1]).astype(np.float64)
+    budget = None
+    if request["budget"] == "bottom-up":
+        budget = [request["party_epsilon"][index], *request["pairwise_epsilon"][index]]
+    return PartyRole(
+        index,
+        columns,
+        data.X,
+        n_features=request["n_features"],
+        lower=lower,
+        upper=upper,
+        data_norm=config.data_norm,
+        labels=labels,
+        y_bounds=config.label_bounds if config.label is not None else None,
+        budget=budget,
+        rng=np.random.default_rng(),  # this party's own entropy, no one else's
+        policy=plan_policy(config, request),
+        copy=False,
+    )
+
+
+def server_roles(config, accepted):
+    from skdp.utils import check_random_state
+    from skdp.vertical._dealer import DealerRole
+    from skdp.vertical._messages import DEALER, SERVER
+    from skdp.vertical._server import ServerRole
+
+    names = [p.name for p in config.parties]
+    roles = {
+        SERVER: ServerRole(
+            objective=_OBJECTIVE[config.objective],
+            partition=accepted[""]["partition"],
+            label_party=names.index(config.label_party),
+            fit_intercept=config.fit_intercept,
+            epsilon=config.epsilon,
+            delta=config.delta,
+            mechanism=config.mechanism,
+            budget=config.budget,
+            linear_weight=config.linear_weight,
+            postprocessing=config.postprocessing,
+            backend=config.backend,
+            noise_generation=config.noise_generation,
+        )
+    }
+    if config.noise_generation == "dealer":
+        # the dealer draws as the in-process estimator does for random_state
+        roles[DEALER] = DealerRole(check_random_state(config.random_state))
+    return roles
+
+
+def model_file(config, accepted, results):
+    """The server's release as a model file (see :mod:`._model`)."""
+    from skdp.vertical._messages import SERVER
+
+    res = results[SERVER]
+    names = [p.name for p in config.parties]
+    label = accepted[config.label_party]
+    domain = res["domain"]
+    privacy = dict(res["privacy"])
+    features = [f for n in names for f in accepted[n].get("features", [])]
+    params = {
+        "epsilon": config.epsilon,
+        "delta": config.delta,
+        "mechanism": config.mechanism,
+        "fit_intercept": config.fit_intercept,
+        "linear_weight": res["linear_weight"],
+        "postprocessing": config.postprocessing,
+        "partition": [[int(c) for c in cols] for cols in res["partition"]],
+        "label_party": int(res["label_party"]),
+        "budget": config.budget,
+        **config.epsilon_lists(),
+        "secure_backend": config.backend,
+        "noise_generation": config.noise_generation,
+        "random_state": config.random_state,
+        "data_norm": domain["data_norm"],
+    }
+    model = {
+        "estimator": (
+            "VerticalFMRegressor"
+            if config.objective == "linear"
+            else "VerticalFMClassifier"
+        ),
+        "coef": res["coef"],
+        "intercept": res["intercept"],
+        "n_features_in": len(features),
+        "feature_names": features,
+        "parties": names,
+        "partition": params["partition"],
+        "label_party": params["label_party"],
+        "params": params,
+        "privacy_spent": {"epsilon": privacy["epsilon"], "delta": privacy["delta"]},
+        "privacy": privacy,
+        "party_privacy": res["party_privacy"],
+        "group_epsilon": res["group_epsilon"],
+        "sensitivity": res["sensitivity"],
+        "noise_std": res["noise_std"],
+        "n_samples": res["n_samples"],
+        "data_norm": domain["data_norm"],
+        "intercept_scaling": domain["intercept_scaling"],
+        "bounds_lower": domain["lower"],
+        "bounds_upper": domain["upper"],
+    }
+    if config.objective == "linear":
+        model["bounds_y"] = domain["y_bounds"]
+        params["bounds_y"] = domain["y_bounds"]
+    else:
+        model["classes"] = label.get("classes")
+    return model

@@ -1,0 +1,201 @@
+"""Party and server configs: valid files parse, bad ones name the key; policy."""
+
+import copy
+
+import pytest
+
+from skdp.vertical.federated._config import (
+    ConfigError,
+    Policy,
+    PolicyError,
+    load_party_config,
+    load_server_config,
+)
+from tests.vertical.federated._harness import write_toml
+
+PARTY = {
+    "name": "bank",
+    "listen": "0.0.0.0:7001",
+    "tls": {"ca_cert": "ca.pem", "cert": "bank.pem", "key": "bank.key"},
+    "peers": {"server": "10.0.0.1:7000", "insurer": "10.0.0.2:7002"},
+    "data": {
+        "path": "bank.csv",
+        "id_column": "id",
+        "features": ["age", "income"],
+        "label": "y",
+        "label_bounds": [0, 10],
+    },
+    "domain": {"bounds": {"age": [0, 1], "income": [-1, 1]}},
+    "policy": {"max_epsilon": 1.0, "backends": ["bfv"], "min_samples": 100},
+}
+
+SERVER = {
+    "name": "server",
+    "listen": "0.0.0.0:7000",
+    "output": "out/model",
+    "tls": {"ca_cert": "ca.pem", "cert": "bank.pem", "key": "bank.key"},
+    "model": {"objective": "linear", "epsilon": 0.5, "backend": "bfv"},
+    "parties": [
+        {"name": "bank", "address": "10.0.0.3:7001", "label": True},
+        {"name": "insurer", "address": "10.0.0.2:7002"},
+    ],
+}
+
+
+@pytest.fixture
+def files(tmp_path):
+    for name in ["ca.pem", "bank.pem", "bank.key", "bank.csv"]:
+        (tmp_path / name).write_text("x")
+    return tmp_path
+
+
+def _party(files, table):
+    return load_party_config(write_toml(files / "party.toml", table))
+
+
+def _server(files, table):
+    return load_server_config(write_toml(files / "server.toml", table))
+
+
+def test_valid_configs(files):
+    p = _party(files, PARTY)
+    assert p.name == "bank" and p.server == "server"
+    assert p.tls.ca_cert == files / "ca.pem"  # relative to the config file
+    assert p.bounds == {"age": (0.0, 1.0), "income": (-1.0, 1.0)}
+    assert p.label_bounds == (0.0, 10.0)
+    assert p.policy == Policy(max_epsilon=1.0, backends=("bfv",), min_samples=100)
+    s = _server(files, SERVER)
+    assert [q.name for q in s.parties] == ["bank", "insurer"]
+    assert s.label_party == "bank" and s.epsilon == 0.5
+    assert s.noise_generation == "threshold" and s.budget == "top-down"
+    assert s.request()["parties"] == ["bank", "insurer"]
+
+
+def _broken(table, path, value=None, delete=False):
+    t = copy.deepcopy(table)
+    *head, last = path
+    node = t
+    for key in head:
+        node = node[key]
+    if delete:
+        del node[last]
+    else:
+        node[last] = value
+    return t
+
+
+@pytest.mark.parametrize(
+    "path, value, delete, match",
+    [
+        (["name"], None, True, "key 'name' is required"),
+        (["listen"], "nowhere", False, "key 'listen' must be 'host:port'"),
+        (["peers", "server"], None, True, "must give the address of the server"),
+        (["tls", "key"], "missing.key", False, "key 'tls.key' names a missing file"),
+        (["data", "path"], "bank.txt", False, "key 'data.path'"),
+        (["data", "features"], [], False, "key 'data.features' must be non-empty"),
+        (["data", "features"], ["id"], False, "must not contain the id"),
+        (["data", "label_bounds"], [1, 0], False, "finite lower < upper"),
+        (["data", "classes"], [1, 1], False, "two distinct class labels"),
+        (["domain", "bounds"], {"age": [0, 1]}, False, "unbounded: \\['income'\\]"),
+        (["domain", "bounds", "other"], [0, 1], False, "not one of data.features"),
+        (["policy", "max_epsilon"], -1.0, False, "'policy.max_epsilon' must be > 0"),
+        (["policy", "max_epsilon"], "1", False, "must be a float"),
+        (["policy", "backends"], ["rot13"], False, "'policy.backends' must list"),
+        (["policy", "extra"], 1, False, "unknown key\\(s\\) 'policy.extra'"),
+        (["timeouts"], {"call": 0}, False, "'timeouts.call' must be a positive"),
+    ],
+)
+def test_bad_party_config_names_the_key(files, path, value, delete, match):
+    if path[-1] == "path" and value:
+        (files / value).write_text("x")
+    with pytest.raises(ConfigError, match=match):
+        _party(files, _broken(PARTY, path, value, delete))
+
+
+@pytest.mark.parametrize(
+    "path, value, delete, match",
+    [
+        (["model", "objective"], "poisson", False, "'model.objective' must be"),
+        (["model", "epsilon"], 0, False, "'model.epsilon' must be > 0"),
+        (["model", "budget"], "bottom-up", False, "needs model.party_epsilon"),
+        (["model", "noise_generation"], "magic", False, "model.noise_generation"),
+        (["parties", 1, "label"], True, False, "exactly one party with label"),
+        (["parties", 1, "name"], "bank", False, "distinct names"),
+        (["output"], None, True, "key 'output' is required"),
+    ],
+)
+def test_bad_server_config_names_the_key(files, path, value, delete, match):
+    with pytest.raises(ConfigError, match=match):
+        _server(files, _broken(SERVER, path, value, delete))
+
+
+def test_missing_and_invalid_files(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_party_config(tmp_path / "nope.toml")
+    (tmp_path / "bad.toml").write_text("name = [")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_server_config(tmp_path / "bad.toml")
+
+
+def test_policy_refuses_with_every_reason():
+    policy = Policy(max_epsilon=1.0, max_delta=1e-6, backends=("bfv",), min_samples=50)
+    ok = {
+        "epsilon": 1.0,
+        "delta": 0.0,
+        "backend": "bfv",
+        "objective": "linear",
+        "noise_generation": "threshold",
+    }
+    policy.check(ok, n_samples=50)
+    bad = dict(ok, epsilon=2.0, delta=1e-3, backend="plaintext")
+    bad["noise_generation"] = "dealer"
+    with pytest.raises(PolicyError) as info:
+        policy.check(bad, n_samples=10)
+    text = str(info.value)
+    for reason in [
+        "epsilon 2 exceeds max_epsilon 1",
+        "delta 0.001 exceeds max_delta 1e-06",
+        "backend 'plaintext' is not in the accepted ['bfv']",
+        "noise_generation 'dealer' is not in the accepted",
+        "n_samples 10 is below min_samples 50",
+    ]:
+        assert reason in text
+    # bottom-up: the party's own total counts
+    with pytest.raises(PolicyError, match="epsilon 1.5 exceeds"):
+        policy.check(ok, n_samples=50, own_epsilon=1.5)
+
+
+def _doc_blocks():
+    """The indented literal blocks of the deployment guide."""
+    from pathlib import Path
+
+    text = (
+        Path(__file__).resolve().parents[3] / "doc/user_guide/federated.rst"
+    ).read_text()
+    blocks = []
+    for chunk in text.split("::\n\n")[1:]:
+        lines = []
+        for line in chunk.splitlines():
+            if line and not line.startswith("    "):
+                break
+            lines.append(line[4:])
+        blocks.append("\n".join(lines).strip() + "\n")
+    return blocks
+
+
+def test_the_guide_configs_are_valid(tmp_path):
+    blocks = _doc_blocks()
+    party = next(b for b in blocks if b.startswith('name = "bank"'))
+    server = next(b for b in blocks if b.startswith('name = "server"'))
+    (tmp_path / "certs").mkdir()
+    for name in ["ca.pem", "bank.pem", "bank.key", "server.pem", "server.key"]:
+        (tmp_path / "certs" / name).write_text("x")
+    (tmp_path / "bank.csv").write_text("customer_id,age,income,defaulted\n")
+    (tmp_path / "party.toml").write_text(party)
+    (tmp_path / "server.toml").write_text(server)
+    p = load_party_config(tmp_path / "party.toml")
+    assert p.label == "defaulted" and p.policy.backends == ("bfv",)
+    assert p.classes == (0, 1)
+    s = load_server_config(tmp_path / "server.toml")
+    assert [q.name for q in s.parties] == ["bank", "insurer", "telco"]
+    assert s.label_party == "bank" and s.objective == "logistic"

@@ -1,0 +1,353 @@
+"""The federated runtime end to end on 127.0.0.1: a server and parties as separate
+processes (or, for the refusals, as threads of this process), over mutual TLS
+with throwaway certificates and ephemeral ports. Every run is bounded in time and
+leaves nothing running."""
+
+import json
+import threading
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("grpc")
+pytest.importorskip("cryptography")
+
+import pandas as pd  # noqa: E402
+from sklearn.utils.validation import check_is_fitted  # noqa: E402
+
+from skdp.exceptions import PrivacyLeakWarning  # noqa: E402
+from skdp.vertical import VerticalFMClassifier, VerticalFMRegressor  # noqa: E402
+from skdp.vertical.federated import (  # noqa: E402
+    FederatedError,
+    load_model,
+    load_party_config,
+    load_server_config,
+    run_party,
+    run_server,
+)
+from tests.vertical._leaks import (  # noqa: E402
+    assert_leaks_nothing,
+    numeric_leaves,
+    secrets,
+)
+from tests.vertical.federated._harness import (  # noqa: E402
+    Deployment,
+    kill_all,
+    launch,
+    make_certs,
+    wait_all,
+)
+
+PROCESS_TIMEOUT = 240  # seconds for a whole multi-process run (loaded machine)
+
+
+def _data(n, sizes, objective, seed=0):
+    rng = np.random.default_rng(seed)
+    blocks = [rng.uniform(-1, 1, (n, s)) for s in sizes]
+    X = np.hstack(blocks)
+    w = rng.normal(size=X.shape[1])
+    if objective == "linear":
+        y = np.clip(0.3 * X @ w + rng.normal(0, 0.1, n), -1, 1)
+    else:
+        y = (X @ w > 0).astype(int)
+    return blocks, X, y
+
+
+def _partition(sizes):
+    edges = np.concatenate([[0], np.cumsum(sizes)])
+    return [list(range(a, b)) for a, b in zip(edges, edges[1:])]
+
+
+@pytest.mark.parametrize(
+    "backend, objective, n", [("plaintext", "linear", 300), ("bfv", "logistic", 200)]
+)
+def test_processes_release_the_in_process_model(tmp_path, backend, objective, n):
+    pytest.importorskip("tenseal") if backend == "bfv" else None
+    sizes = [2, 1, 2]
+    blocks, X, y = _data(n, sizes, objective)
+    dep = Deployment(tmp_path, blocks, y, backend=backend, objective=objective)
+    procs = launch(dep.write())
+    out = wait_all(procs, PROCESS_TIMEOUT)
+    for name, (code, _, err) in out.items():
+        assert code == 0, f"{name} exited {code}: {err[-2000:]}"
+    model = load_model(tmp_path / "model")
+    kw = dict(
+        epsilon=1.0,
+        bounds_X=(-1.0, 1.0),
+        partition=_partition(sizes),
+        noise_generation="dealer",
+        secure_backend=backend,
+        random_state=0,
+    )
+    if objective == "linear":
+        ref = VerticalFMRegressor(bounds_y=(-1.0, 1.0), **kw).fit(X, y)
+    else:
+        if "classes" in VerticalFMClassifier().get_params():
+            kw["classes"] = [0, 1]  # as the label party's config declares
+        with warnings.catch_warnings():  # older estimators infer the classes
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            ref = VerticalFMClassifier(**kw).fit(X, y)
+        np.testing.assert_array_equal(model.classes_, ref.classes_)
+    assert type(model) is type(ref)
+    np.testing.assert_array_equal(model.coef_, ref.coef_)
+    assert model.intercept_ == ref.intercept_
+    np.testing.assert_array_equal(model.party_privacy_, ref.party_privacy_)
+    assert model.privacy_spent_ == ref.privacy_spent_
+    check_is_fitted(model)
+    names = [f"x{j}" for j in range(X.shape[1])]
+    np.testing.assert_array_equal(model.feature_names_in_, names)
+    frame = pd.DataFrame(X, columns=names)
+    # same coefficients; a DataFrame's memory layout changes the last bit of X @ w
+    np.testing.assert_allclose(model.predict(frame), ref.predict(X), rtol=1e-12)
+    with warnings.catch_warnings():  # fitted with names, given an array
+        warnings.simplefilter("ignore", UserWarning)
+        np.testing.assert_array_equal(model.predict(X), ref.predict(X))
+    # every party received the released model from the protocol
+    for name in dep.names:
+        got = json.loads((tmp_path / f"{name}-out.json").read_text())
+        np.testing.assert_allclose(got["result"]["coef"], ref.coef_, rtol=1e-15)
+        assert got["traffic"]["sent"] > 0 and got["traffic"]["received"] > 0
+
+
+def test_killed_party_releases_nothing(tmp_path):
+    """Party org-2 stalls in the middle of the protocol (toy roles: it has sent
+    its neighbour message, not its answer to the server); killing it there makes
+    every other process exit non-zero naming the cause, and no model is written."""
+    blocks, _, y = _data(40, [1, 1, 1], "linear")
+    dep = Deployment(tmp_path, blocks, y)
+    marker = tmp_path / "org-2-stalling"
+    procs = launch(
+        dep.write(),
+        module="tests.vertical.federated._toy",
+        extra_env={"SKDP_TOY_STALL": "org-2", "SKDP_TOY_STALL_MARKER": str(marker)},
+    )
+    try:
+        deadline = time.monotonic() + PROCESS_TIMEOUT
+        while not marker.exists() and time.monotonic() < deadline:
+            if any(p.poll() is not None for p in procs.values()):
+                break
+            time.sleep(0.2)
+        assert marker.exists(), "org-2 never reached the middle of the protocol"
+        procs["org-2"].kill()
+        out = wait_all(procs, PROCESS_TIMEOUT)
+    finally:
+        kill_all(procs)
+    assert out["org-2"][0] != 0
+    for name in ["server", "org-0", "org-1"]:
+        code, _, err = out[name]
+        assert code != 0, f"{name} exited 0 after a party was killed"
+        assert "org-2" in err, err[-2000:]
+    assert not (tmp_path / "model.json").exists()
+    assert not (tmp_path / "model.npz").exists()
+
+
+# ------------------------------------------------------------------ in threads
+def _run_threads(dep, timeout=120, party_overrides=None):
+    """Run the server and the parties as threads; ``{name: exception or result}``."""
+    paths = dep.write()
+    results = {}
+
+    def target(name, fn, cfg):
+        try:
+            results[name] = fn(cfg)
+        except BaseException as exc:  # collected for the assertions
+            results[name] = exc
+
+    threads = [
+        threading.Thread(
+            target=target,
+            args=("server", run_server, load_server_config(paths["server"])),
+            daemon=True,
+        )
+    ]
+    for name in dep.names:
+        cfg = load_party_config(paths[name])
+        threads.append(
+            threading.Thread(target=target, args=(name, run_party, cfg), daemon=True)
+        )
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + timeout
+    for t in threads:
+        t.join(max(0.1, deadline - time.monotonic()))
+    assert not any(t.is_alive() for t in threads), "a participant did not stop"
+    return results
+
+
+def _small(tmp_path, **kw):
+    blocks, _, y = _data(30, [1, 2], "linear")
+    timeouts = {"startup": 10.0, "call": 20.0, "heartbeat": 0.5, "protocol": 60.0}
+    return Deployment(tmp_path, blocks, y, timeouts=timeouts, **kw)
+
+
+def _all_failed(results, dep):
+    for name in ["server", *dep.names]:
+        assert isinstance(results[name], FederatedError), (name, results[name])
+    assert not (dep.dir / "model.json").exists()
+
+
+def test_request_over_policy_is_refused(tmp_path):
+    """Through the console scripts: every process exits 1 naming the cause."""
+    dep = _small(tmp_path, epsilon=1.5)
+    dep.parties[1]["policy"]["max_epsilon"] = 1.0
+    out = wait_all(launch(dep.write()), PROCESS_TIMEOUT)
+    for name, (code, _, err) in out.items():
+        assert code == 1, f"{name} exited {code}: {err[-2000:]}"
+        # each names the refusing party and the reason (directly or via the abort)
+        assert "epsilon 1.5 exceeds max_epsilon 1" in err, (name, err[-2000:])
+    assert "org-1" in out["server"][2]
+    assert not (tmp_path / "model.json").exists()
+
+
+def test_backend_outside_policy_is_refused(tmp_path):
+    dep = _small(tmp_path)
+    dep.parties[0]["policy"]["backends"] = ["bfv"]
+    results = _run_threads(dep)
+    _all_failed(results, dep)
+    assert "org-0" in str(results["server"])
+    assert "backend 'plaintext' is not in the accepted ['bfv']" in str(
+        results["server"]
+    )
+
+
+def test_mismatched_ids_are_refused(tmp_path):
+    n = 30
+    ids = [[f"r{i:06d}" for i in range(n)] for _ in range(2)]
+    ids[1][7] = "someone-else"
+    dep = _small(tmp_path, ids=ids)
+    results = _run_threads(dep)
+    _all_failed(results, dep)
+    text = " ".join(str(results[n]) for n in dep.names)
+    assert "record ids differ between" in text
+    assert "not the same ids" in text
+
+
+def test_different_row_counts_are_refused(tmp_path):
+    dep = _small(tmp_path)
+    dep.parties[1]["data"]["path"] = "short.csv"
+    lines = (tmp_path / "org-1.csv").read_text().splitlines()
+    (tmp_path / "short.csv").write_text("\n".join(lines[:-3]) + "\n")
+    results = _run_threads(dep)
+    _all_failed(results, dep)
+    assert "holds 27 records" in " ".join(str(results[n]) for n in dep.names)
+
+
+def test_wrong_ca_is_refused(tmp_path):
+    dep = _small(tmp_path)
+    other = make_certs(tmp_path / "other", ["org-1"])
+    dep.parties[1]["tls"] = {
+        "ca_cert": "other/ca.pem",
+        "cert": "other/org-1.pem",
+        "key": "other/org-1.key",
+    }
+    results = _run_threads(dep)
+    _all_failed(results, dep)
+    assert other.exists()
+    assert "CERTIFICATE_VERIFY_FAILED" in str(results["org-1"]) or "certificate" in str(
+        results["org-1"]
+    )
+
+
+def test_wrong_peer_name_is_refused(tmp_path):
+    """org-1's address for the server leads to org-0: a valid certificate of the
+    same CA, but not for the pinned name "server"."""
+    dep = _small(tmp_path)
+    dep.parties[1]["peers"]["server"] = dep.addresses["org-0"]
+    results = _run_threads(dep)
+    _all_failed(results, dep)
+    assert "cannot authenticate server" in str(results["org-1"])
+    assert "Hostname Verification" in str(results["org-1"])
+
+
+def test_wire_never_carries_raw_data_or_exact_cross_sums(tmp_path, monkeypatch):
+    """bfv run (threads): every message as decoded from the wire. No length-n
+    vector, no raw column or fixed-point column inside a ciphertext, and nothing
+    the server receives equals an exact cross-party sum."""
+    pytest.importorskip("tenseal")
+    from skdp.vertical.federated._node import Node
+
+    seen = []
+    original = Node._on_message
+
+    def capture(self, message, nbytes):
+        seen.append((self.name, message))
+        return original(self, message, nbytes)
+
+    monkeypatch.setattr(Node, "_on_message", capture)
+    n, sizes = 64, [2, 1, 2]
+    blocks, X, y = _data(n, sizes, "linear")
+    X = np.round(X * 256) / 256
+    y = np.round(y * 256) / 256
+    blocks = [X[:, cols] for cols in _partition(sizes)]
+    timeouts = {"startup": 20.0, "call": 60.0, "heartbeat": 0.5, "protocol": 120.0}
+    dep = Deployment(
+        tmp_path,
+        blocks,
+        y,
+        backend="bfv",
+        noise_generation="distributed",
+        timeouts=timeouts,
+    )
+    dep.server["model"]["linear_weight"] = 0.5
+    results = _run_threads(dep, timeout=180)
+    assert not isinstance(results["server"], BaseException), results["server"]
+    kinds = {m.kind for _, m in seen}
+    assert {"encrypted columns", "encrypted labels", "encrypted masked sums"} <= kinds
+    parts = _partition(sizes)
+    columns, exact = secrets(X, y, parts, "squared", label_party=0, linear_weight=0.5)
+    checked = 0
+    for receiver, message in seen:
+        for leaf in numeric_leaves(message.payload):
+            checked += 1
+            assert_leaks_nothing(
+                leaf, columns, exact, n, receiver == "server", message.kind
+            )
+    assert checked > 50
+
+
+def test_bottom_up_budgets_in_threads(tmp_path):
+    """Bottom-up budgets travel from the server config to each party's role; the
+    release equals the in-process estimator's (dealer noise, same seed)."""
+    sizes = [1, 2, 1]
+    blocks, X, y = _data(60, sizes, "linear")
+    party_eps = [1.0, 0.9, 0.8]
+    pairs = [[0.0, 0.2, 0.3], [0.2, 0.0, 0.1], [0.3, 0.1, 0.0]]
+    timeouts = {"startup": 20.0, "call": 30.0, "heartbeat": 0.5, "protocol": 120.0}
+    dep = Deployment(tmp_path, blocks, y, timeouts=timeouts)
+    dep.server["model"].update(
+        budget="bottom-up", party_epsilon=party_eps, pairwise_epsilon=pairs
+    )
+    results = _run_threads(dep)
+    for name, res in results.items():
+        assert not isinstance(res, BaseException), (name, res)
+    ref = VerticalFMRegressor(
+        bounds_X=(-1.0, 1.0),
+        bounds_y=(-1.0, 1.0),
+        partition=_partition(sizes),
+        budget="bottom-up",
+        party_epsilon=party_eps,
+        pairwise_epsilon=pairs,
+        noise_generation="dealer",
+        random_state=0,
+    ).fit(X, y)
+    model = load_model(tmp_path / "model")
+    np.testing.assert_array_equal(model.coef_, ref.coef_)
+    assert model.intercept_ == ref.intercept_
+    np.testing.assert_allclose(model.party_privacy_, party_eps)
+    assert model.privacy_spent_ == ref.privacy_spent_
+
+
+def test_bad_data_file_fails_everyone(tmp_path):
+    dep = _small(tmp_path)
+    path = tmp_path / "org-1.csv"
+    lines = path.read_text().splitlines()
+    cells = lines[5].split(",")
+    cells[1] = "oops"
+    lines[5] = ",".join(cells)
+    path.write_text("\n".join(lines) + "\n")
+    results = _run_threads(dep)
+    _all_failed(results, dep)
+    assert "is not a finite number ('oops')" in str(results["org-1"])
+    assert "org-1" in str(results["server"])
