@@ -203,11 +203,11 @@ class SymmetricLossClassifier(ClassifierMixin, BaseEstimator):
     leaves every training margin inside [-r, r]: there the barrier hinge is r - z,
     so for a given threshold t the minimizer over w of the L2-regularized risk is
     w = m / alpha with m = sum_j c_j M_j (rows M_j = y_j x_j, or pair differences),
-    and alpha = max_j |M_j m - e_j t| / r is the smallest value for which all
+    and ``alpha = max_j |M_j m - e_j t| / r`` is the smallest value for which all
     margins of w = m / alpha, b = -t / alpha lie in [-r, r] (so the solution is
     exact for the barrier hinge, not only for the unhinged loss). Predictions
     then do not depend on b, r or alpha. With ``feature_scaling="whiten"``,
-    m is proportional to Sigma^{-1} (mu_+ - mu_-) (Fisher's discriminant
+    m is proportional to ``Sigma^{-1} (mu_+ - mu_-)`` (Fisher's discriminant
     direction) for the error and balanced risks. Under the label-DP model the
     features are public, so scaling from the training features costs no budget.
 
