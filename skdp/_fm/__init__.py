@@ -71,6 +71,7 @@ measurement, ``benchmarks/bench_fm.py``): PSD projection plus a ridge of
 the noise swamps the signal; spectral trimming was at best equal to it.
 """
 
+from skdp._fm.centring import centred_domain
 from skdp._fm.domain import (
     OBJECTIVES,
     DataDomain,
@@ -117,6 +118,7 @@ __all__ = [
     "add_noise",
     "balanced_linear_weight",
     "beta_bound",
+    "centred_domain",
     "clip_to_domain",
     "compute_statistics",
     "default_coef_norm",
