@@ -21,8 +21,8 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from skdp._fm.domain import DataDomain
 from skdp._fm.centring import centred_domain
+from skdp._fm.domain import DataDomain
 from skdp._fm.statistics import fingerprint_items
 from skdp.accounting import PrivacyBudget
 from skdp.utils import check_bounds

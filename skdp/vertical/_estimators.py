@@ -34,6 +34,10 @@ class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstima
     # a per-row sparsity bound needs whole rows, which no party holds
     max_nonzero = None
 
+    # the parties declare the domain in the user's units; the server centres it
+    # (skdp._fm.centring.centred_domain) and each party shifts its own columns
+    _centre_domain = True
+
     _parameter_constraints = {
         **{k: v for k, v in FM_PARAMETER_CONSTRAINTS.items() if k != "max_nonzero"},
         "partition": [list, tuple, None],
@@ -89,7 +93,7 @@ class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstima
             n_parties=len(partition),
         )
         y = self._prepare_y(y, first_call=True)
-        domain = self._build_domain(X, y)
+        domain = self._resolve_declared_domain(X.shape[1], X, y)
         # the spend depends only on public parameters: recorded (and checked
         # against any track_budget cap) before a single coefficient is released
         if budgets is None:
@@ -124,6 +128,7 @@ class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstima
         released = PrivacyBudget(model["privacy"]["epsilon"], model["privacy"]["delta"])
         if budgets is not None and released != spend:  # pragma: no cover - a bug
             raise RuntimeError(f"recorded {spend} but the server released {released}")
+        self._set_domain_attributes(run.plan.domain)
         self.partition_ = [cols.copy() for cols in partition]
         self.n_parties_ = len(partition)
         self.label_party_ = label_party
