@@ -14,7 +14,7 @@ from skdp._fm import (
     sufficient_statistics,
 )
 from skdp.linear_model import FMLinearRegression, FMLogisticRegression
-from skdp.vertical import VerticalFMClassifier, VerticalFMRegressor
+from skdp.vertical import VerticalFMClassifier, VerticalFMRegressor, _protocol
 from skdp.vertical._party import PartyRole
 from tests.vertical._data import BACKENDS
 
@@ -220,3 +220,66 @@ def test_party_refuses_a_domain_that_is_not_its_declaration():
         party._X, np.clip(X[:, [0, 3]] - mid, LOWER[[0, 3]] - mid, UPPER[[0, 3]] - mid)
     )
     np.testing.assert_array_equal(party._labels, np.clip(y - 120.0, -20.0, 20.0))
+
+
+def _released(X, y, domain):
+    """The server's noisy ``(upper triangle of A, c b)`` of a dealer-noise run."""
+    run = _protocol.run_in_process(
+        X,
+        y,
+        objective="squared",
+        partition=[np.asarray(p) for p in PARTS],
+        label_party=0,
+        domain=domain,
+        epsilon=1.0,
+        delta=0.0,
+        mechanism="laplace",
+        budget="top-down",
+        party_epsilon=None,
+        pairwise_epsilon=None,
+        linear_weight=0.5,
+        postprocessing="ridge",
+        backend="plaintext",
+        noise_generation="dealer",
+        rng=np.random.default_rng(0),
+    )
+    server = run.roles["server"]
+    return np.concatenate([server._upper, server._lin]), run.plan
+
+
+def test_neighbours_change_the_release_by_at_most_the_centred_sensitivity():
+    """Brute force over neighbours at the corners of the declared box and label
+    range (far from 0): with the same dealer noise the releases differ by the
+    exact statistics, which must stay within the (centred) sensitivity. Parties
+    clipping to their unshifted declared boxes reach 1.9 times it here."""
+    X, y = _data(50)
+    declared = DataDomain(
+        5,
+        lower=LOWER,
+        upper=UPPER,
+        y_bounds=Y_BOUNDS,
+        fit_intercept=True,
+        intercept_scaling=50.0,
+    )
+    base, plan = _released(X, y, declared)
+    sens = plan.sensitivity
+    gran = plan.top_mechanism.granularity
+    rng = np.random.default_rng(0)
+    worst = 0.0
+    for _ in range(12):
+        corner = np.where(rng.random(5) < 0.5, LOWER, UPPER)
+        for a, b in [(LOWER, UPPER), (corner, LOWER + UPPER - corner)]:
+            for ya, yb in [(Y_BOUNDS[0], Y_BOUNDS[1]), (Y_BOUNDS[1], Y_BOUNDS[1])]:
+                Xa, ya_ = X.copy(), y.copy()
+                Xa[0], ya_[0] = a, ya
+                Xb, yb_ = X.copy(), y.copy()
+                Xb[0], yb_[0] = b, yb
+                diff = np.abs(
+                    _released(Xa, ya_, declared)[0] - _released(Xb, yb_, declared)[0]
+                )
+                worst = max(worst, float(diff.sum()))
+    assert worst <= sens.l1 + diff.size * gran
+    assert worst > 0.5 * sens.l1  # the brute force reaches the bound's order (0.58)
+    # the uncentred sensitivity is larger than anything a centred party releases
+    uncentred = sensitivity("squared", declared, linear_weight=0.5).l1
+    assert sens.l1 < uncentred
