@@ -197,7 +197,14 @@ _PARAMS_DOC = """
 _ATTRS_DOC = """
     coef_, intercept_, bounds_, data_norm_, intercept_scaling_, linear_weight_,
     n_samples_seen_, n_features_in_, feature_names_in_
-        As in the centralized estimator.
+        As in the centralized estimator (in the user's units; ``data_norm_`` is
+        None when the centred box alone was kept).
+    offset_X_ : ndarray of shape (n_features,) or None
+        Midpoints of the declared ``bounds_X`` the parties centred their
+        columns at (None: not shifted).
+    offset_y_ : float
+        Midpoint of ``bounds_y`` the label party centred the labels at (0: not
+        shifted).
     privacy_spent_ : PrivacyBudget
         Guarantee for a whole record (top-down: ``(epsilon, delta)``; bottom-up:
         ``sum_k eps^k + sum_{k<l} eps^kl``).
@@ -267,7 +274,20 @@ _NOTES_DOC = """
     parties, the labels). See ``privacy_threat_model_`` and the user guide.
     Under a row-norm bound each party clips its block to
     ``data_norm sqrt(d_k/d)`` (no party sees a whole row); rows inside these
-    balls are unchanged."""
+    balls are unchanged.
+
+    **Centring.** With ``fit_intercept`` the server centres the declared domain
+    by the central estimator's rule (every ``bounds_X`` range at its midpoint,
+    ``bounds_y`` at its midpoint; a box declared with ``data_norm`` only if the
+    centred box alone has the smaller data-free release cost) and each party
+    shifts its own columns by the midpoints of its own ranges (the label party
+    its labels) before computing anything, then clips to the centred domain.
+    A public, data-independent reparametrization of a model with an intercept:
+    no privacy cost, the same model at ``epsilon=inf``, and the sensitivity of
+    the centred domain, whose bounds are the half-widths, so it shrinks
+    whenever a declared range excludes 0. The server maps ``coef_`` and
+    ``intercept_`` back to the user's units; ``offset_X_`` and ``offset_y_``
+    record the shift."""
 
 
 class VerticalFMRegressor(FMRegressorMixin, _VerticalFM):

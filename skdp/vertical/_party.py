@@ -1,8 +1,9 @@
 """A data holder of the vertical protocol as a state machine (:class:`PartyRole`).
 
 A party holds some columns of every record (the *label party* also the labels).
-It clips them to the domain it declares, tells the server that domain, receives
-the plan and the public context, noises its single-party coefficients, encrypts
+It tells the server the domain it declares, receives the plan (with its slice
+of the centred domain: it shifts and clips its columns and labels to it) and
+the public context, noises its single-party coefficients, encrypts
 its columns (labels) for the parties it pairs with, evaluates the encrypted
 columns it receives against its own, and finally receives the released model.
 """
@@ -51,7 +52,9 @@ class PartyRole(Role):
         The global indices of the columns it holds (public: the partition).
     X : ndarray of shape (n_samples, len(columns))
         Its columns, in record order (aligned with every other party's). They
-        are clipped to the declared domain here; the input is not modified.
+        are shifted and clipped once the plan fixes the domain the fit works in
+        (the declared one or its centred shift, :meth:`_clip_to_plan`); the
+        input is not modified.
     n_features : int
         ``d``, the total number of columns over all parties (public).
     lower, upper : array-like of shape (len(columns),) or None
@@ -62,7 +65,8 @@ class PartyRole(Role):
     labels : ndarray of shape (n_samples,) or None
         Only for the label party: regression targets, or 0/1 class labels.
     y_bounds : (float, float) or None
-        The label party's declared label range (regression); labels are clipped.
+        The label party's declared label range (regression); labels are
+        shifted by its midpoint when the plan centres them, then clipped.
     budget : array-like or None
         Bottom-up: ``[eps^(k), eps^k0, eps^k1, ...]`` (its total, then its row
         of pairwise budgets, 0 for itself). None for top-down.

@@ -368,6 +368,8 @@ def test_ranges_excluding_zero_are_centred_in_threads(tmp_path):
         np.testing.assert_array_equal(model.predict(X), ref.predict(X))
     np.testing.assert_array_equal(model.bounds_[0], np.full(4, 2.0))
     assert model.bounds_y_ == (9.0, 11.0)
+    np.testing.assert_array_equal(model.offset_X_, ref.offset_X_)
+    assert model.offset_y_ == ref.offset_y_
     assert model.privacy_spent_ == ref.privacy_spent_
 
 
