@@ -94,8 +94,8 @@ class DataDomain:
     ``b = b' + t - m^T w``, so the minimizer over ``(w, b)`` of any objective of
     the residuals or margins is the same. The estimators (central, and the
     vertical ones party by party; :func:`skdp._fm.centring.centred_domain`)
-    shift a box
-    ``[l, u]`` (declared alone) to its midpoint and ``y_bounds`` to theirs
+    shift a box ``[l, u]`` (declared alone) to its midpoint and ``y_bounds`` to
+    theirs
     (public, data-independent: no privacy cost), which shrinks every
     ``max |x_j|`` from ``max(|l_j|, |u_j|)`` to ``(u_j - l_j) / 2`` and
     ``max |y|`` likewise, hence the sensitivity whenever a range excludes 0.
