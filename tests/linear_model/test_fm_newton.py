@@ -263,6 +263,8 @@ def test_refinement_is_refused_where_it_cannot_be_honoured():
             clf.fit_statistics(clf.statistics(X, y))
         with pytest.raises(ValueError, match="needs fit"):
             clf.partial_fit(X, y)
+        with pytest.raises(ValueError, match="needs fit"):
+            clf.fit_chunks([(X[:1000], y[:1000]), (X[1000:], y[1000:])])
         three = FMLogisticRegression(
             bounds_X=(1, 3), classes=[0, 1, 2], refinement="newton"
         )
