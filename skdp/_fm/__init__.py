@@ -6,10 +6,12 @@ shared by :class:`~skdp.linear_model.FMLinearRegression`,
 estimators. Modules, one job each: :mod:`skdp._fm.domain` (objectives, declared
 domain), :mod:`skdp._fm.sensitivity`, :mod:`skdp._fm.statistics` (mergeable
 sums), :mod:`skdp._fm.release` (the one noisy release), :mod:`skdp._fm.solve`
-(post-processing and solve) and :mod:`skdp._fm.estimator` (the estimators'
-shared bases). Every function is pure (no hidden state); randomness enters
-only through an explicit generator, so a distributed protocol that draws noise
-with the same generator reproduces the centralized release bit for bit.
+(post-processing and solve), :mod:`skdp._fm.newton` (the optional second
+release of the logistic gradient and Hessian, one Newton step) and
+:mod:`skdp._fm.estimator` (the estimators' shared bases). Every function is
+pure (no hidden state); randomness enters only through an explicit
+generator, so a distributed protocol that draws noise with the same generator
+reproduces the centralized release bit for bit.
 
 The objective
 -------------
@@ -71,6 +73,7 @@ measurement, ``benchmarks/bench_fm.py``): PSD projection plus a ridge of
 the noise swamps the signal; spectral trimming was at best equal to it.
 """
 
+from skdp._fm.centring import centred_domain
 from skdp._fm.domain import (
     OBJECTIVES,
     DataDomain,
@@ -117,6 +120,7 @@ __all__ = [
     "add_noise",
     "balanced_linear_weight",
     "beta_bound",
+    "centred_domain",
     "clip_to_domain",
     "compute_statistics",
     "default_coef_norm",

@@ -92,8 +92,10 @@ class DataDomain:
     ``m`` and every label by ``t`` is a reparametrization: the model
     ``(x - m)^T w + b' + t`` is the model ``x^T w + b`` with
     ``b = b' + t - m^T w``, so the minimizer over ``(w, b)`` of any objective of
-    the residuals or margins is the same. The central estimators shift a box
-    ``[l, u]`` (declared alone) to its midpoint and ``y_bounds`` to theirs
+    the residuals or margins is the same. The estimators (central, and the
+    vertical ones party by party; :func:`skdp._fm.centring.centred_domain`)
+    shift a box ``[l, u]`` (declared alone) to its midpoint and ``y_bounds`` to
+    theirs
     (public, data-independent: no privacy cost), which shrinks every
     ``max |x_j|`` from ``max(|l_j|, |u_j|)`` to ``(u_j - l_j) / 2`` and
     ``max |y|`` likewise, hence the sensitivity whenever a range excludes 0.

@@ -21,8 +21,8 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted
 
+from skdp._fm.centring import centred_domain
 from skdp._fm.domain import DataDomain
-from skdp._fm.sensitivity import release_cost
 from skdp._fm.statistics import fingerprint_items
 from skdp.accounting import PrivacyBudget
 from skdp.utils import check_bounds
@@ -92,8 +92,9 @@ class FMDomainMixin:
 
     _objective = None
     # Centre a declared box and the label range at their midpoints (see
-    # DataDomain's Notes). The central estimators do; the vertical ones keep
-    # their own per-party clipping and do not (yet).
+    # DataDomain's Notes and skdp._fm.centring). The vertical estimators resolve
+    # the declared domain only: their server centres it and each party shifts
+    # its own columns (skdp.vertical._party).
     _centre_domain = False
 
     def _label_bounds(self, y):
@@ -109,9 +110,9 @@ class FMDomainMixin:
             missing.append("bounds_X and/or data_norm")
         return missing + self._undeclared_labels()
 
-    def _resolve_domain(self, n_features, X=None, y=None):
-        """The domain: declared, or (given data) missing parts inferred with a
-        PrivacyLeakWarning. Sets no attribute."""
+    def _resolve_declared_domain(self, n_features, X=None, y=None):
+        """The declared domain (given data, missing parts inferred with a
+        PrivacyLeakWarning), unshifted, in the user's units. Sets no attribute."""
         d = int(n_features)
         private = not math.isinf(self.epsilon)
         lower = upper = None
@@ -148,49 +149,30 @@ class FMDomainMixin:
                     "given."
                 )
         y_bounds = self._label_bounds(y)
-        y_offset = 0.0
-        centre = self._centre_domain and self.fit_intercept
-        if centre and y_bounds is not None and self._objective == "squared":
-            y_offset = 0.5 * (y_bounds[0] + y_bounds[1])
-            y_bounds = (y_bounds[0] - y_offset, y_bounds[1] - y_offset)
-        max_nonzero = getattr(self, "max_nonzero", None)
+        if data_norm is not None:
+            scaling = data_norm
+        else:
+            scaling = float(np.max(np.maximum(np.abs(lower), np.abs(upper))))
+        return DataDomain(
+            n_features=d,
+            lower=lower,
+            upper=upper,
+            data_norm=data_norm,
+            y_bounds=y_bounds,
+            fit_intercept=bool(self.fit_intercept),
+            intercept_scaling=scaling if scaling > 0 else 1.0,
+            max_nonzero=getattr(self, "max_nonzero", None),
+        )
 
-        def domain(lower, upper, data_norm, max_nonzero, x_offset):
-            if data_norm is not None:
-                scaling = data_norm
-            else:
-                scaling = float(np.max(np.maximum(np.abs(lower), np.abs(upper))))
-            return DataDomain(
-                n_features=d,
-                lower=lower,
-                upper=upper,
-                data_norm=data_norm,
-                y_bounds=y_bounds,
-                fit_intercept=bool(self.fit_intercept),
-                intercept_scaling=scaling if scaling > 0 else 1.0,
-                max_nonzero=max_nonzero,
-                x_offset=x_offset,
-                y_offset=y_offset,
-            )
-
-        if not centre or lower is None:
-            return domain(lower, upper, data_norm, max_nonzero, None)
-        # a box, centred at its midpoint (DataDomain, Notes): public and free
-        mid = 0.5 * (lower + upper)
-        shift = mid if np.any(mid != 0) else None
-        centred = domain(lower - mid, upper - mid, None, None, shift)
-        if data_norm is None and max_nonzero is None:
-            return centred
-        # a norm ball or sparsity is centred at 0 and does not survive the
-        # shift: keep whichever valid description of the data (the declared
-        # one, or the centred box alone) gives the smaller noise cost; the
-        # choice uses only the declaration and the parameters, never the data
-        declared = domain(lower, upper, data_norm, max_nonzero, None)
-        costs = [
-            release_cost(self._objective, dom, self.mechanism, self.linear_weight)
-            for dom in (declared, centred)
-        ]
-        return centred if costs[1] < costs[0] else declared
+    def _resolve_domain(self, n_features, X=None, y=None):
+        """The domain the fit works in: the declared one, centred when the
+        estimator centres (:func:`~skdp._fm.centring.centred_domain`)."""
+        declared = self._resolve_declared_domain(n_features, X, y)
+        if not self._centre_domain:
+            return declared
+        return centred_domain(
+            declared, self._objective, self.mechanism, self.linear_weight
+        )
 
     def _declared_domain(self, n_features, step="statistics"):
         """The declared domain; ValueError naming what to declare if incomplete."""

@@ -97,8 +97,15 @@ def _is_principal(pairs, d):
     return len(pairs) == len(J) * (len(J) + 1) // 2
 
 
-def _quadratic_part(domain, pairs, kappa):
-    """(L1, L2) bounds for the feature-feature entries ``kappa x_j x_k``."""
+def _quadratic_part(domain, pairs, kappa, *, weight_from_zero=False):
+    """(L1, L2) bounds for the feature-feature entries ``kappa x_j x_k``.
+
+    ``weight_from_zero``: the entries are ``a x_j x_k`` with a per-record weight
+    ``a`` anywhere in ``[0, kappa]`` (the Newton round's ``p (1 - p) / 2``):
+    each coordinate's range then also contains 0; the norm bounds hold as they
+    are (``||a u - a' u'||_1 <= (a + a') max ||u||_1`` and, for ``a, a' >= 0``
+    and ``<u, u'> >= 0``, ``||a u - a' u'||_2^2 <= a^2 ||u||^2 + a'^2 ||u'||^2``).
+    """
     if not pairs:
         return 0.0, 0.0
     d = domain.n_features
@@ -111,6 +118,8 @@ def _quadratic_part(domain, pairs, kappa):
     sq_lo = np.where((lo <= 0) & (hi >= 0), 0.0, np.minimum(lo**2, hi**2))
     diag = j_idx == k_idx
     plo = np.where(diag, sq_lo[j_idx], plo)
+    if weight_from_zero:
+        plo, phi = np.minimum(plo, 0.0), np.maximum(phi, 0.0)
     ranges = kappa * (phi - plo)
     # max sum |x_j x_k| and max sum (x_j x_k)^2 over the domain
     max_abs = float(np.sum(m[j_idx] * m[k_idx]))

@@ -34,6 +34,10 @@ class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstima
     # a per-row sparsity bound needs whole rows, which no party holds
     max_nonzero = None
 
+    # the parties declare the domain in the user's units; the server centres it
+    # (skdp._fm.centring.centred_domain) and each party shifts its own columns
+    _centre_domain = True
+
     _parameter_constraints = {
         **{k: v for k, v in FM_PARAMETER_CONSTRAINTS.items() if k != "max_nonzero"},
         "partition": [list, tuple, None],
@@ -89,7 +93,7 @@ class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstima
             n_parties=len(partition),
         )
         y = self._prepare_y(y, first_call=True)
-        domain = self._build_domain(X, y)
+        domain = self._resolve_declared_domain(X.shape[1], X, y)
         # the spend depends only on public parameters: recorded (and checked
         # against any track_budget cap) before a single coefficient is released
         if budgets is None:
@@ -124,6 +128,7 @@ class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstima
         released = PrivacyBudget(model["privacy"]["epsilon"], model["privacy"]["delta"])
         if budgets is not None and released != spend:  # pragma: no cover - a bug
             raise RuntimeError(f"recorded {spend} but the server released {released}")
+        self._set_domain_attributes(run.plan.domain)
         self.partition_ = [cols.copy() for cols in partition]
         self.n_parties_ = len(partition)
         self.label_party_ = label_party
@@ -192,7 +197,14 @@ _PARAMS_DOC = """
 _ATTRS_DOC = """
     coef_, intercept_, bounds_, data_norm_, intercept_scaling_, linear_weight_,
     n_samples_seen_, n_features_in_, feature_names_in_
-        As in the centralized estimator.
+        As in the centralized estimator (in the user's units; ``data_norm_`` is
+        None when the centred box alone was kept).
+    offset_X_ : ndarray of shape (n_features,) or None
+        Midpoints of the declared ``bounds_X`` the parties centred their
+        columns at (None: not shifted).
+    offset_y_ : float
+        Midpoint of ``bounds_y`` the label party centred the labels at (0: not
+        shifted).
     privacy_spent_ : PrivacyBudget
         Guarantee for a whole record (top-down: ``(epsilon, delta)``; bottom-up:
         ``sum_k eps^k + sum_{k<l} eps^kl``).
@@ -262,7 +274,20 @@ _NOTES_DOC = """
     parties, the labels). See ``privacy_threat_model_`` and the user guide.
     Under a row-norm bound each party clips its block to
     ``data_norm sqrt(d_k/d)`` (no party sees a whole row); rows inside these
-    balls are unchanged."""
+    balls are unchanged.
+
+    **Centring.** With ``fit_intercept`` the server centres the declared domain
+    by the central estimator's rule (every ``bounds_X`` range at its midpoint,
+    ``bounds_y`` at its midpoint; a box declared with ``data_norm`` only if the
+    centred box alone has the smaller data-free release cost) and each party
+    shifts its own columns by the midpoints of its own ranges (the label party
+    its labels) before computing anything, then clips to the centred domain.
+    A public, data-independent reparametrization of a model with an intercept:
+    no privacy cost, the same model at ``epsilon=inf``, and the sensitivity of
+    the centred domain, whose bounds are the half-widths, so it shrinks
+    whenever a declared range excludes 0. The server maps ``coef_`` and
+    ``intercept_`` back to the user's units; ``offset_X_`` and ``offset_y_``
+    record the shift."""
 
 
 class VerticalFMRegressor(FMRegressorMixin, _VerticalFM):

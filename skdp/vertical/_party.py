@@ -1,8 +1,9 @@
 """A data holder of the vertical protocol as a state machine (:class:`PartyRole`).
 
 A party holds some columns of every record (the *label party* also the labels).
-It clips them to the domain it declares, tells the server that domain, receives
-the plan and the public context, noises its single-party coefficients, encrypts
+It tells the server the domain it declares, receives the plan (with its slice
+of the centred domain: it shifts and clips its columns and labels to it) and
+the public context, noises its single-party coefficients, encrypts
 its columns (labels) for the parties it pairs with, evaluates the encrypted
 columns it receives against its own, and finally receives the released model.
 """
@@ -51,7 +52,9 @@ class PartyRole(Role):
         The global indices of the columns it holds (public: the partition).
     X : ndarray of shape (n_samples, len(columns))
         Its columns, in record order (aligned with every other party's). They
-        are clipped to the declared domain here; the input is not modified.
+        are shifted and clipped once the plan fixes the domain the fit works in
+        (the declared one or its centred shift, :meth:`_clip_to_plan`); the
+        input is not modified.
     n_features : int
         ``d``, the total number of columns over all parties (public).
     lower, upper : array-like of shape (len(columns),) or None
@@ -62,7 +65,8 @@ class PartyRole(Role):
     labels : ndarray of shape (n_samples,) or None
         Only for the label party: regression targets, or 0/1 class labels.
     y_bounds : (float, float) or None
-        The label party's declared label range (regression); labels are clipped.
+        The label party's declared label range (regression); labels are
+        shifted by its midpoint when the plan centres them, then clipped.
     budget : array-like or None
         Bottom-up: ``[eps^(k), eps^k0, eps^k1, ...]`` (its total, then its row
         of pairwise budgets, 0 for itself). None for top-down.
@@ -117,14 +121,11 @@ class PartyRole(Role):
             "data_norm": None if data_norm is None else float(data_norm),
             "y_bounds": None if y_bounds is None else [float(v) for v in y_bounds],
         }
-        self._X = clip_block(
-            X,
-            lower=lower,
-            upper=upper,
-            data_norm=self._domain["data_norm"],
-            n_features=int(n_features),
-            copy=copy,
-        )
+        self._n_features = int(n_features)
+        # clipped (and centred) once the plan fixes the domain the fit works in
+        self._raw = X
+        self._copy = bool(copy)
+        self._X = None
         self._labels = None
         if labels is not None:
             labels = np.asarray(labels, dtype=np.float64)
@@ -133,8 +134,6 @@ class PartyRole(Role):
                     f"{self.name}: labels must have shape ({X.shape[0]},), got "
                     f"{labels.shape}."
                 )
-            if y_bounds is not None:
-                labels = np.clip(labels, *self._domain["y_bounds"])
             self._labels = labels
         self._budget = None if budget is None else np.asarray(budget, dtype=float)
         self._rng = rng if rng is not None else np.random.default_rng()
@@ -155,7 +154,7 @@ class PartyRole(Role):
     def _start(self):
         payload = {
             "index": self.index,
-            "n_samples": int(self._X.shape[0]),
+            "n_samples": int(self._raw.shape[0]),
             "columns": self.columns.astype(np.int64),
             "holds_labels": self.is_label_party,
             **self._domain,
@@ -163,11 +162,83 @@ class PartyRole(Role):
         }
         return [self._send("declare", SERVER, "declaration", payload)]
 
+    def _clip_to_plan(self, domain):
+        """Shift and clip its columns (labels) to the domain the fit works in.
+
+        The server centres the declared domain as the central estimators do
+        (:func:`skdp._fm.centring.centred_domain`) and sends each party its
+        slice: ``x_offset`` (0 or the midpoints of its own declared box), the
+        shifted box and the row-norm bound (None when the centred box alone
+        describes the data), and to the label party ``y_offset`` (0 or the
+        midpoint of its ``y_bounds``) and the shifted ``y_bounds``. A slice that
+        is not such a shift of its own declaration is refused: the sensitivity
+        is computed for the plan's domain, so the data must be clipped to it.
+        """
+        mine = self._domain
+        offset = np.asarray(domain["x_offset"], dtype=np.float64)
+        lower, upper, data_norm = domain["lower"], domain["upper"], domain["data_norm"]
+        problems = []
+        if offset.shape != (len(self.columns),):
+            problems.append("x_offset has the wrong length")
+        elif mine["lower"] is None:
+            ok = lower is None and upper is None and np.all(offset == 0)
+            ok = ok and data_norm == mine["data_norm"]
+            if not ok:
+                problems.append("the domain is not the declared row-norm bound")
+        else:
+            lower = np.asarray(lower, dtype=np.float64)
+            upper = np.asarray(upper, dtype=np.float64)
+            mid = 0.5 * (mine["lower"] + mine["upper"])
+            centred = bool(np.any(offset != 0)) or data_norm != mine["data_norm"]
+            want = (
+                (mid, mine["lower"] - mid, mine["upper"] - mid)
+                if centred
+                else (np.zeros_like(mid), mine["lower"], mine["upper"])
+            )
+            if not all(
+                np.array_equal(a, b) for a, b in zip((offset, lower, upper), want)
+            ):
+                problems.append("the box is not the declared one or its centred shift")
+            if data_norm not in (None, mine["data_norm"]):
+                problems.append("the row-norm bound is not the declared one")
+        y_offset = float(domain.get("y_offset", 0.0))
+        y_bounds = domain.get("y_bounds")
+        if self.is_label_party and mine["y_bounds"] is not None:
+            yl, yu = mine["y_bounds"]
+            ymid = 0.5 * (yl + yu)
+            if y_offset not in (0.0, ymid) or list(y_bounds) != [
+                yl - y_offset,
+                yu - y_offset,
+            ]:
+                problems.append(
+                    "y_bounds is not the declared range or its centred shift"
+                )
+        elif y_offset != 0.0:
+            problems.append("a label offset for a party that declared no label range")
+        if problems:
+            raise ValueError(
+                f"{self.name} refuses the plan's domain: " + "; ".join(problems)
+            )
+        X = self._raw
+        if np.any(offset != 0):
+            X = X - offset  # the public shift (a copy)
+        self._X = clip_block(
+            X,
+            lower=lower,
+            upper=upper,
+            data_norm=data_norm,
+            n_features=self._n_features,
+            copy=self._copy and X is self._raw,
+        )
+        if self._labels is not None and y_bounds is not None:
+            self._labels = np.clip(self._labels - y_offset, *y_bounds)
+
     def _receive(self, message):
         kind = message.kind
         if kind == "plan":
             if self._policy is not None:
                 self._policy(message.payload)
+            self._clip_to_plan(message.payload["domain"])
             self._plan = message.payload
         elif kind == "public context":
             self._backend = make_party_backend(message.payload)

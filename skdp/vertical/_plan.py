@@ -251,7 +251,8 @@ def check_public_parameters(
 # the declared domain
 # --------------------------------------------------------------------------- #
 def assemble_domain(declarations, partition, label_party, *, fit_intercept):
-    """The record's domain from each party's declaration of its own columns.
+    """The record's declared domain from each party's declaration of its own
+    columns, in the user's units (the server then centres it).
 
     ``declarations[k]``: ``{"lower", "upper"}`` (party k's box, or None),
     ``"data_norm"`` (the record's row-norm bound ``R``, or None; the same for

@@ -15,13 +15,16 @@ Steps (Algorithm 1 of the paper):
 1. ``declare``: every party tells the server its declared domain (its box,
    the row-norm bound, the label bounds), its number of records and, bottom-up,
    its budgets.
-2. ``plan``: the server splits the objective ``w^T A w + b^T w`` into
-   single-party coefficients (a party's own block of ``A``, its intercept entries
-   and, for the label party, its linear entries) and cross-party coefficients
-   (feature x feature blocks between two parties, label x feature for parties
-   without the label), fixes the mechanism of every coefficient group, makes the
-   backend's keys and sends every party its part of the plan and the public
-   context (and the dealer its plan).
+2. ``plan``: the server centres the assembled domain as the central
+   estimators do (``skdp._fm.centring.centred_domain``), splits the objective
+   ``w^T A w + b^T w`` into single-party coefficients (a party's own block of
+   ``A``, its intercept entries and, for the label party, its linear entries)
+   and cross-party coefficients (feature x feature blocks between two
+   parties, label x feature for parties without the label), fixes the
+   mechanism of every coefficient group, makes the backend's keys and sends
+   every party its part of the plan (with its slice of the centred domain, to
+   which it shifts and clips its columns and labels) and the public context
+   (and the dealer its plan).
 3. ``noise`` (dealer only): the dealer sends each party its noise.
 4. ``local``: each party computes its single-party coefficients, rounds them to
    the noise lattice, adds its noise and sends them to the server.
@@ -96,7 +99,8 @@ def make_roles(
 
     ``X``: all columns side by side (each party gets a fresh copy of its block
     and clips it); ``y``: the label party's labels; ``domain``: the declared
-    :class:`DataDomain` (each party declares its slice).
+    :class:`DataDomain`, unshifted (each party declares its slice; the server
+    centres it).
     """
     d = X.shape[1]
     party_rngs, _ = spawn_role_rngs(rng, len(partition))

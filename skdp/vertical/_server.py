@@ -11,7 +11,12 @@ party.
 
 import numpy as np
 
-from skdp._fm import objective_constants, solve_release, symmetric_from_triu
+from skdp._fm import (
+    centred_domain,
+    objective_constants,
+    solve_release,
+    symmetric_from_triu,
+)
 from skdp.vertical._messages import DEALER, SERVER, Role, party_name
 from skdp.vertical._plan import (
     assemble_domain,
@@ -102,8 +107,11 @@ class ServerRole(Role):
         ``group_epsilon`` (``{"local k" | "pair k l": epsilon}``),
         ``sensitivity`` (``{"l1", "l2"}`` or None), ``noise_std``,
         ``linear_weight``, ``objective``, ``partition``, ``label_party``,
-        ``n_samples``, ``domain`` (``lower``, ``upper``, ``data_norm``,
-        ``y_bounds``, ``fit_intercept``, ``intercept_scaling``).
+        ``n_samples``, ``domain`` (the declared ``lower``, ``upper``,
+        ``data_norm``, ``y_bounds`` in the user's units; ``fit_intercept``; the
+        ``intercept_scaling``, ``x_offset`` and ``y_offset`` of the centred
+        domain the fit worked in). ``coef`` and ``intercept`` are in the
+        user's units.
     """
 
     name = SERVER
@@ -209,11 +217,16 @@ class ServerRole(Role):
             budgets = check_bottom_up(
                 [row[0] for row in rows], [row[1:] for row in rows], self.n_parties
             )
-        domain = assemble_domain(
+        self._declared = assemble_domain(
             decs, self.partition, self.label_party, fit_intercept=self.fit_intercept
         )
-        if self.objective == "squared" and domain.y_bounds is None:
+        if self.objective == "squared" and self._declared.y_bounds is None:
             raise ValueError("the label party must declare y_bounds for regression.")
+        # centred as the central estimators centre it; each party shifts its own
+        # columns (labels) by the offsets of its slice (_domain_slice)
+        domain = centred_domain(
+            self._declared, self.objective, self.mechanism, self.linear_weight
+        )
         self.plan = plan = make_plan(
             objective=self.objective,
             domain=domain,
@@ -274,9 +287,8 @@ class ServerRole(Role):
                 for key, gr in plan.groups.items()
                 if k in gr.contributors
             ]
-            out.append(
-                self._send("plan", party_name(k), "plan", {**common, "groups": mine})
-            )
+            payload = {**common, "domain": self._domain_slice(k), "groups": mine}
+            out.append(self._send("plan", party_name(k), "plan", payload))
             out.append(self._send("plan", party_name(k), "public context", context))
         if self.noise_generation == "dealer":
             payload = {
@@ -288,6 +300,25 @@ class ServerRole(Role):
                 "groups": [self._group_payload(k, g) for k, g in plan.groups.items()],
             }
             out.append(self._send("plan", DEALER, "dealer plan", payload))
+        return out
+
+    def _domain_slice(self, k):
+        """Party k's part of the domain the fit works in (see PartyRole)."""
+        domain, cols = self.plan.domain, self.partition[k]
+        offset = np.zeros(len(cols))
+        if domain.x_offset is not None:
+            offset = domain.x_offset[cols]
+        out = {
+            "x_offset": offset,
+            "lower": None if domain.lower is None else domain.lower[cols],
+            "upper": None if domain.upper is None else domain.upper[cols],
+            "data_norm": domain.data_norm,
+            "y_offset": 0.0,
+            "y_bounds": None,
+        }
+        if k == self.label_party and domain.y_bounds is not None:
+            out["y_offset"] = float(domain.y_offset)
+            out["y_bounds"] = [float(v) for v in domain.y_bounds]
         return out
 
     @staticmethod
@@ -363,7 +394,8 @@ class ServerRole(Role):
         b_hat = self._lin / c
         noise_std, noise_std_b = plan.noise_std(self.noise_generation)
         # the centralized estimator's post-processing and solve
-        domain = plan.domain
+        domain, declared = plan.domain, self._declared
+        # solved in the centred domain, mapped back to the user's units
         coef, intercept = solve_release(
             A_hat,
             b_hat,
@@ -395,12 +427,16 @@ class ServerRole(Role):
             "label_party": self.label_party,
             "n_samples": self.n_samples,
             "domain": {
-                "lower": domain.lower,
-                "upper": domain.upper,
-                "data_norm": domain.data_norm,
-                "y_bounds": None if domain.y_bounds is None else list(domain.y_bounds),
+                "lower": declared.lower,
+                "upper": declared.upper,
+                "data_norm": declared.data_norm,
+                "y_bounds": (
+                    None if declared.y_bounds is None else list(declared.y_bounds)
+                ),
                 "fit_intercept": domain.fit_intercept,
                 "intercept_scaling": float(domain.intercept_scaling),
+                "x_offset": domain.x_offset,
+                "y_offset": float(domain.y_offset),
             },
         }
         self.result = model

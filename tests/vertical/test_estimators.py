@@ -13,12 +13,21 @@ from tests.vertical._data import BACKENDS, classification, regression
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("domain", [{"bounds_X": (-1, 1)}, {"data_norm": 1.0}])
+@pytest.mark.parametrize(
+    "domain",
+    [
+        {"bounds_X": (-1, 1)},
+        {"data_norm": 1.0},
+        # ranges that exclude 0: every party and the labels are centred
+        {"bounds_X": (2, 4), "bounds_y": (9, 11)},
+    ],
+)
 def test_regressor_equals_centralized_with_identical_noise(backend, domain):
     X, y, parts = regression()
-    common = dict(
-        epsilon=1.0, bounds_y=(-1, 1), linear_weight=0.5, random_state=7, **domain
-    )
+    domain = {"bounds_y": (-1, 1), **domain}
+    if domain["bounds_y"] == (9, 11):
+        X, y = X + 3, y + 10
+    common = dict(epsilon=1.0, linear_weight=0.5, random_state=7, **domain)
     central = FMLinearRegression(**common).fit(X, y)
     vertical = VerticalFMRegressor(
         partition=parts,
@@ -30,6 +39,8 @@ def test_regressor_equals_centralized_with_identical_noise(backend, domain):
     np.testing.assert_allclose(vertical.coef_, central.coef_, rtol=0, atol=1e-8)
     assert abs(vertical.intercept_ - central.intercept_) <= 1e-8
     assert vertical.privacy_spent_ == central.privacy_spent_
+    assert vertical.sensitivity_ == central.sensitivity_
+    assert vertical.offset_y_ == central.offset_y_ == sum(domain["bounds_y"]) / 2
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -17,7 +17,7 @@ import numpy as np
 __all__ = ["load_model", "save_model"]
 
 FORMAT = "skdp.vertical.model/1"
-_ARRAYS = ("coef", "party_privacy", "bounds_lower", "bounds_upper")
+_ARRAYS = ("coef", "party_privacy", "bounds_lower", "bounds_upper", "offset_X")
 
 
 def _paths(path):
@@ -48,7 +48,9 @@ def save_model(path, model):
     ``"VerticalFMClassifier"``), ``coef``, ``intercept``, ``params`` (the
     estimator's constructor parameters), ``n_features_in``, and optionally
     ``feature_names``, ``classes``, ``bounds_lower``/``bounds_upper``,
-    ``data_norm``, ``bounds_y``, ``intercept_scaling``, ``privacy_spent``
+    ``data_norm``, ``bounds_y``, ``intercept_scaling``, ``offset_X``/``offset_y``
+    (the centring, for the record: ``coef`` and ``intercept`` are already in the
+    user's units), ``privacy_spent``
     (``{"epsilon", "delta"}``), ``party_privacy``, ``parties``.
     Returns the two paths.
     """
@@ -138,6 +140,8 @@ def load_model(path):
     est.data_norm_ = meta.get("data_norm")
     if meta.get("bounds_y") is not None:
         est.bounds_y_ = tuple(meta["bounds_y"])
+    est.offset_X_ = arrays.get("offset_X")
+    est.offset_y_ = float(meta.get("offset_y", 0.0))
     if meta.get("intercept_scaling") is not None:
         est.intercept_scaling_ = float(meta["intercept_scaling"])
     spent = meta.get("privacy_spent") or {}

@@ -214,6 +214,8 @@ def model_file(config, accepted, results):
         "intercept_scaling": domain["intercept_scaling"],
         "bounds_lower": domain["lower"],
         "bounds_upper": domain["upper"],
+        "offset_X": domain.get("x_offset"),
+        "offset_y": domain.get("y_offset", 0.0),
     }
     if config.objective == "linear":
         model["bounds_y"] = domain["y_bounds"]

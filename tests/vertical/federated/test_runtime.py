@@ -339,6 +339,40 @@ def test_bottom_up_budgets_in_threads(tmp_path):
     assert model.privacy_spent_ == ref.privacy_spent_
 
 
+def test_ranges_excluding_zero_are_centred_in_threads(tmp_path):
+    """Declared ranges away from 0 (features and labels): each party centres its
+    own columns (the label party its labels) from its own config, and the model
+    file is the in-process estimator's, in the user's units."""
+    sizes = [2, 1, 1]
+    blocks, X, y = _data(80, sizes, "linear")
+    blocks = [b + 3.0 for b in blocks]
+    X, y = X + 3.0, y + 10.0
+    dep = Deployment(tmp_path, blocks, y, bounds=(2.0, 4.0), label_bounds=(9.0, 11.0))
+    results = _run_threads(dep)
+    for name, res in results.items():
+        assert not isinstance(res, BaseException), (name, res)
+    ref = VerticalFMRegressor(
+        bounds_X=(2.0, 4.0),
+        bounds_y=(9.0, 11.0),
+        partition=_partition(sizes),
+        noise_generation="dealer",
+        random_state=0,
+    ).fit(X, y)
+    assert ref.offset_y_ == 10.0
+    np.testing.assert_array_equal(ref.offset_X_, np.full(4, 3.0))
+    model = load_model(tmp_path / "model")
+    np.testing.assert_array_equal(model.coef_, ref.coef_)
+    assert model.intercept_ == ref.intercept_
+    with warnings.catch_warnings():  # fitted with names, given an array
+        warnings.simplefilter("ignore", UserWarning)
+        np.testing.assert_array_equal(model.predict(X), ref.predict(X))
+    np.testing.assert_array_equal(model.bounds_[0], np.full(4, 2.0))
+    assert model.bounds_y_ == (9.0, 11.0)
+    np.testing.assert_array_equal(model.offset_X_, ref.offset_X_)
+    assert model.offset_y_ == ref.offset_y_
+    assert model.privacy_spent_ == ref.privacy_spent_
+
+
 def test_bad_data_file_fails_everyone(tmp_path):
     dep = _small(tmp_path)
     path = tmp_path / "org-1.csv"
