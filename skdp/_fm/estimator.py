@@ -8,7 +8,7 @@ Each piece is a named mixin, as scikit-learn shares ``_RidgeClassifierMixin``:
   the statistics fingerprint;
 - :class:`FMRegressorMixin` / :class:`FMClassifierMixin`: labels, prediction and
   tags of the two objectives;
-- :func:`~skdp.utils._atomic_fit.atomic_fit` (re-exported here): the one
+- :func:`~skdp.utils.atomic_fit.atomic_fit` (re-exported here): the one
   implementation of "no partial model after any failure" (a refused budget
   included), also used by the other DP estimators.
 """
@@ -26,15 +26,15 @@ from skdp._fm.domain import DataDomain
 from skdp._fm.statistics import fingerprint_items
 from skdp.accounting import PrivacyBudget
 from skdp.utils import check_bounds
-from skdp.utils._atomic_fit import atomic_fit
-from skdp.utils._sklearn_compat import (
+from skdp.utils.atomic_fit import atomic_fit
+from skdp.utils.privacy_warnings import warn_privacy_leak
+from skdp.utils.sklearn_compat import (
     RANDOM_STATE,
     Interval,
     Options,
     StrOptions,
     validate_data,
 )
-from skdp.utils._warnings import warn_privacy_leak
 
 __all__ = [
     "FM_PARAMETER_CONSTRAINTS",

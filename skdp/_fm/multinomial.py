@@ -60,7 +60,6 @@ analysis under differential privacy. VLDB.
 import math
 
 import numpy as np
-from scipy import optimize
 
 from skdp._fm.domain import symmetric_from_triu, triu_indices
 from skdp._fm.release import (
@@ -75,6 +74,7 @@ from skdp._fm.sensitivity import (
     _max_l1_in_domain,
     default_coef_norm,
     max_l2_in_domain,
+    optimal_linear_weight,
     prior_eigenvalue,
     sensitivity,
 )
@@ -166,25 +166,7 @@ def balanced_multinomial_weight(domain, n_classes, mechanism="laplace"):
     W = default_coef_norm("logistic_taylor", domain)
     quad = multinomial_sensitivity(domain, C, linear=False)
     lin = multinomial_sensitivity(domain, C, quadratic=False)
-
-    def cost(log_c):
-        c = math.exp(log_c)
-        if mechanism == "laplace":
-            s = quad.l1 + c * lin.l1
-        else:
-            s = math.hypot(quad.l2, c * lin.l2)
-        return s * s * (W**2 + 0.25 / (c * c))
-
-    grid = np.linspace(math.log(1e-3), math.log(1e3), 121)
-    best = grid[int(np.argmin([cost(g) for g in grid]))]
-    step = grid[1] - grid[0]
-    res = optimize.minimize_scalar(
-        cost,
-        bounds=(best - step, best + step),
-        method="bounded",
-        options={"xatol": 1e-6},
-    )
-    return float(math.exp(res.x if res.fun <= cost(best) else best))
+    return optimal_linear_weight(quad, lin, W, mechanism)
 
 
 def release_multinomial(

@@ -63,7 +63,6 @@ analysis under differential privacy. VLDB.
 import math
 
 import numpy as np
-from scipy import optimize
 from scipy.special import expit
 
 from skdp._fm.domain import triu_indices
@@ -80,6 +79,7 @@ from skdp._fm.sensitivity import (
     _quadratic_part,
     default_coef_norm,
     n_released,
+    optimal_linear_weight,
     prior_eigenvalue,
 )
 from skdp._fm.solve import solve_noisy_quadratic
@@ -175,19 +175,7 @@ def balanced_newton_weight(domain, mechanism="laplace", coef_norm=None):
     W = default_coef_norm("logistic_taylor", domain) if coef_norm is None else coef_norm
     quad = newton_sensitivity(domain, linear=False)
     lin = newton_sensitivity(domain, quadratic=False)
-
-    def cost(log_c):
-        c = math.exp(log_c)
-        if mechanism == "laplace":
-            s = quad.l1 + c * lin.l1
-        else:
-            s = math.hypot(quad.l2, c * lin.l2)
-        return s * s * (W * W + 0.25 / (c * c))
-
-    res = optimize.minimize_scalar(
-        cost, bounds=(math.log(1e-3), math.log(1e3)), method="bounded"
-    )
-    return float(math.exp(res.x))
+    return optimal_linear_weight(quad, lin, W, mechanism)
 
 
 def newton_release(

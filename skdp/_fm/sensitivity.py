@@ -306,6 +306,17 @@ def balanced_linear_weight(objective, domain, mechanism="laplace", coef_norm=Non
     p = domain.n_coef
     quad = sensitivity(objective, domain, lin_mask=np.zeros(p, bool))
     lin = sensitivity(objective, domain, quad_mask=np.zeros((p, p), bool))
+    return optimal_linear_weight(quad, lin, coef_norm, mechanism)
+
+
+def optimal_linear_weight(quad, lin, coef_norm, mechanism="laplace"):
+    """The ``c`` minimizing ``s(c)^2 (coef_norm^2 + 1 / (4 c^2))``.
+
+    ``s(c) = Q + c L`` (Laplace, L1) or ``sqrt(Q^2 + c^2 L^2)`` (Gaussian, L2)
+    with ``Q``, ``L`` the quadratic and linear parts' :class:`Sensitivity`. A grid
+    over ``[1e-3, 1e3]`` (log scale) brackets the minimum, then a bounded search
+    refines it. Shared by every FM release that weighs its linear block.
+    """
 
     def cost(log_c):
         c = math.exp(log_c)

@@ -62,7 +62,7 @@ def _active_ledgers():
 
 
 def _warn_lost(ledger):
-    from skdp.utils._warnings import warn_privacy_leak
+    from skdp.utils.privacy_warnings import warn_privacy_leak
 
     warn_privacy_leak(
         "This process was forked from one with an open track_budget block whose "

@@ -20,7 +20,7 @@ from skdp.inspection._ihvp import ConjugateGradientSolver, ExplicitSolver, Lissa
 from skdp.inspection._objective import safe_cholesky
 from skdp.inspection._perturbation import densify
 from skdp.utils import check_random_state
-from skdp.utils._sklearn_compat import validate_data
+from skdp.utils.sklearn_compat import validate_data
 
 __all__ = [
     "MAX_DENSE_PARAMS",

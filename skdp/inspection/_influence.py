@@ -47,7 +47,7 @@ from skdp.inspection._rr_expectation import expectation_mode, first_order_change
 from skdp.inspection._second_order import second_order_change
 from skdp.inspection._test_group_loss import TestGroupLoss, array_digest
 from skdp.utils import check_random_state
-from skdp.utils._sklearn_compat import (
+from skdp.utils.sklearn_compat import (
     RANDOM_STATE,
     HasMethods,
     Interval,

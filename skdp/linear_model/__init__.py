@@ -1,10 +1,8 @@
 """Differentially private linear models."""
 
-from skdp.linear_model._fm import (
-    FMLinearRegression,
-    FMLogisticRegression,
-    FMStatistics,
-)
+from skdp.linear_model._fm import FMStatistics
+from skdp.linear_model._fm_linear import FMLinearRegression
+from skdp.linear_model._fm_logistic import FMLogisticRegression
 from skdp.linear_model._loss_correction import LossCorrectedLogisticRegression
 from skdp.linear_model._symmetric_loss import SymmetricLossClassifier
 

@@ -10,8 +10,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from skdp.utils._sklearn_compat import Interval, StrOptions, fit_context, validate_data
-from skdp.utils._warnings import external_stacklevel
+from skdp.utils.privacy_warnings import external_stacklevel
+from skdp.utils.sklearn_compat import Interval, StrOptions, fit_context, validate_data
 
 __all__ = ["LossCorrectedLogisticRegression", "corrected_log_loss"]
 

@@ -17,7 +17,7 @@ from skdp.linear_model._symmetric_solvers import (
     solve_smooth,
 )
 from skdp.utils import check_random_state
-from skdp.utils._sklearn_compat import (
+from skdp.utils.sklearn_compat import (
     RANDOM_STATE,
     Interval,
     StrOptions,

@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
-from skdp.utils._warnings import warn_privacy_leak
+from skdp.utils.privacy_warnings import warn_privacy_leak
 
 # Values per block: small enough for the L2 cache, large enough to amortize calls.
 CHUNK_SIZE = 1 << 16

@@ -25,8 +25,8 @@ from skdp.preprocessing._label_analysis import (
     label_flip_probability,
 )
 from skdp.utils import check_epsilon, check_random_state
-from skdp.utils._atomic_fit import atomic_fit
-from skdp.utils._sklearn_compat import (
+from skdp.utils.atomic_fit import atomic_fit
+from skdp.utils.sklearn_compat import (
     RANDOM_STATE,
     Interval,
     fit_context,

@@ -20,8 +20,8 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from skdp.accounting import BudgetTrackingMixin
 from skdp.preprocessing._categorical import CategoryCodec
-from skdp.utils._atomic_fit import atomic_fit
-from skdp.utils._sklearn_compat import HasMethods, fit_context
+from skdp.utils.atomic_fit import atomic_fit
+from skdp.utils.sklearn_compat import HasMethods, fit_context
 
 
 def _inner_has(attr):

@@ -30,8 +30,9 @@ from skdp.preprocessing._categorical import (
     unique_values,
 )
 from skdp.utils import check_epsilon, check_random_state
-from skdp.utils._atomic_fit import atomic_fit
-from skdp.utils._sklearn_compat import (
+from skdp.utils.atomic_fit import atomic_fit
+from skdp.utils.privacy_warnings import warn_privacy_leak
+from skdp.utils.sklearn_compat import (
     RANDOM_STATE,
     Interval,
     StrOptions,
@@ -39,7 +40,6 @@ from skdp.utils._sklearn_compat import (
     validate_data,
     wrap_transform_output,
 )
-from skdp.utils._warnings import warn_privacy_leak
 
 
 def make_rr_mechanism(epsilon, n_categories):

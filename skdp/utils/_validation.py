@@ -5,7 +5,7 @@ import numbers
 
 import numpy as np
 
-from skdp.utils._warnings import warn_privacy_leak
+from skdp.utils.privacy_warnings import warn_privacy_leak
 
 __all__ = [
     "check_bounds",

@@ -16,7 +16,7 @@ from skdp._fm.estimator import (
 )
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.utils import check_random_state
-from skdp.utils._sklearn_compat import Interval, StrOptions, fit_context, validate_data
+from skdp.utils.sklearn_compat import Interval, StrOptions, fit_context, validate_data
 from skdp.vertical import _protocol
 from skdp.vertical._partition import check_label_party, check_partition
 from skdp.vertical._plan import check_public_parameters

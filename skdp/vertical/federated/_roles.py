@@ -38,7 +38,7 @@ def _classes(config, data, warn=True):
                 f"{np.unique(data.y[unknown])[:5].tolist()}."
             )
         return classes
-    from skdp.utils._warnings import warn_privacy_leak
+    from skdp.utils.privacy_warnings import warn_privacy_leak
 
     classes = np.unique(data.y)
     if warn:

@@ -1,4 +1,4 @@
-"""The one module that imports scikit-learn's private helpers.
+"""The one module that imports scikit-learn's private helpers (skdp-internal API).
 
 scikit-learn's ``_fit_context``, ``validate_data`` and ``_param_validation`` are not
 public API and have moved between releases (diffprivlib 0.6.6 stopped importing on
