@@ -37,7 +37,7 @@ def public_modules():
 
 
 def _documented_names(module):
-    """``__all__`` minus re-exports documented elsewhere and non-API constants."""
+    """``__all__`` minus dunders, the top level's re-exports and other libraries'."""
     out = []
     for name in module.__all__:
         obj = getattr(module, name)
@@ -47,6 +47,8 @@ def _documented_names(module):
             continue  # top-level names are re-exports of skdp.accounting etc.
         if not (inspect.isclass(obj) or inspect.isfunction(obj)):
             out.append((name, "data"))
+        elif not getattr(obj, "__module__", "").startswith("skdp"):
+            continue  # a re-export of another library's object (compat layers)
         else:
             out.append((name, "class" if inspect.isclass(obj) else "function"))
     return out
