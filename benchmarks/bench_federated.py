@@ -225,7 +225,7 @@ def main(quick=True, out_dir="benchmarks/results"):
         "from the start of the roles to the last party's completion (the "
         "in-process fit also includes the domain and plan). The "
         "in-process transcript counts payload bytes only; the federated bytes are "
-        "whole message frames. Timings on a shared machine under load."
+        "whole message frames. Wall times include any other load on the machine."
     )
     write_result(out_dir, "bench_federated", text)
     return rows

@@ -60,6 +60,7 @@ suppress_warnings = ["ref.citation"]
 write_benchmark_page(
     Path(os.environ.get("SKDP_BENCH_RESULTS", ROOT / "benchmarks" / "results")),
     DOC / "_generated" / "benchmark_results.rst",
+    snapshot_dir=ROOT / "benchmarks" / "reference_results",
 )
 
 # -- Examples gallery ----------------------------------------------------------
