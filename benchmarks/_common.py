@@ -125,3 +125,22 @@ def adult_unit_features():
     Xtr = np.hstack(blocks["train"]) / np.sqrt(k)
     Xte = np.hstack(blocks["test"]) / np.sqrt(k)
     return Xtr, train.target, Xte, test.target, k
+
+
+def optional_diffprivlib():
+    """IBM's diffprivlib for the comparison columns, if it imports here.
+
+    Returns ``(version, LinearRegression, LogisticRegression, error)``: the version
+    and its two models, or ``None`` for each and the import error (diffprivlib
+    0.6.6 fails at import time on scikit-learn >= 1.8).
+    """
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import diffprivlib
+            from diffprivlib.models import LinearRegression, LogisticRegression
+    except Exception as exc:  # ImportError, or its import-time sklearn breakage
+        return None, None, None, f"{type(exc).__name__}: {str(exc)[:120]}"
+    return diffprivlib.__version__, LinearRegression, LogisticRegression, ""

@@ -37,6 +37,7 @@ from _common import (
     cli,
     machine_description,
     markdown_table,
+    optional_diffprivlib,
     progress,
     pyplot,
     write_result,
@@ -50,16 +51,9 @@ from skdp._fm import (  # noqa: E402
 )
 from skdp.linear_model import FMLinearRegression, FMLogisticRegression  # noqa: E402
 
-try:  # optional comparison
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import diffprivlib
-        from diffprivlib.models import LinearRegression as DPLLinearRegression
-        from diffprivlib.models import LogisticRegression as DPLLogisticRegression
-    DPL_VERSION = diffprivlib.__version__
-except Exception as exc:  # ImportError, or its import-time sklearn breakage
-    DPL_VERSION = None
-    DPL_ERROR = f"{type(exc).__name__}: {exc}"
+DPL_VERSION, DPLLinearRegression, DPLLogisticRegression, DPL_ERROR = (
+    optional_diffprivlib()
+)
 
 DELTA = 1e-5
 LIN_EPS = [0.1, 1.0, 10.0]

@@ -43,22 +43,22 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _real_tasks  # noqa: E402
 from _adassp import AdaSSP, AdaSSPClassifier  # noqa: E402
-from _common import cli, markdown_table, progress, pyplot, write_result  # noqa: E402
+from _common import (  # noqa: E402
+    cli,
+    markdown_table,
+    optional_diffprivlib,
+    progress,
+    pyplot,
+    write_result,
+)
 from sklearn.linear_model import LinearRegression, LogisticRegression  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 
 from skdp.linear_model import FMLinearRegression, FMLogisticRegression  # noqa: E402
 
-try:  # optional comparison
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import diffprivlib
-        from diffprivlib.models import LinearRegression as DPLLinearRegression
-        from diffprivlib.models import LogisticRegression as DPLLogisticRegression
-    DPL_VERSION = diffprivlib.__version__
-except Exception as exc:  # ImportError, or its import-time sklearn breakage
-    DPL_VERSION = None
-    DPL_ERROR = f"{type(exc).__name__}: {str(exc)[:120]}"
+DPL_VERSION, DPLLinearRegression, DPLLogisticRegression, DPL_ERROR = (
+    optional_diffprivlib()
+)
 
 EPS_FULL = [0.1, 0.5, 1.0, 2.0, 5.0, 10.0]
 EPS_QUICK = [0.1, 1.0, 10.0]
