@@ -6,6 +6,7 @@ federated runtime delivers the same messages over gRPC instead; the roles cannot
 tell the difference.
 """
 
+import sys
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -96,7 +97,31 @@ class Transcript:
         return f"Transcript({len(self.messages)} messages, {self.total_bytes} bytes)"
 
 
-def drive(roles, transcript=None):
+class ProgressLog:
+    """``verbose`` progress of a protocol run, on stderr.
+
+    ``verbose=0`` prints nothing, ``1`` a line when the protocol enters a new step
+    (plan, local, cross, release, ...), ``2`` or more a line per message (sender,
+    receiver, kind and payload bytes).
+    """
+
+    def __init__(self, verbose=0, prefix="skdp vertical"):
+        self.verbose, self.prefix, self._step = int(verbose), prefix, None
+
+    def delivered(self, message):
+        if self.verbose >= 2:
+            print(
+                f"{self.prefix}: {message.step}: {message.sender} -> "
+                f"{message.receiver} ({message.kind}, {message.nbytes} bytes)",
+                file=sys.stderr,
+                flush=True,
+            )
+        elif self.verbose and message.step != self._step:
+            print(f"{self.prefix}: step {message.step!r}", file=sys.stderr, flush=True)
+        self._step = message.step
+
+
+def drive(roles, transcript=None, verbose=0):
     """Run the protocol in one process; return ``{role name: role.result}``.
 
     Parameters
@@ -106,6 +131,8 @@ def drive(roles, transcript=None):
         names).
     transcript : Transcript or None
         Records every delivered message.
+    verbose : int, default=0
+        Progress on stderr (see :class:`ProgressLog`).
 
     Raises
     ------
@@ -115,6 +142,7 @@ def drive(roles, transcript=None):
     """
     if not isinstance(roles, dict):
         roles = {role.name: role for role in roles}
+    log = ProgressLog(verbose)
     queue = deque()
     for role in roles.values():
         queue.extend(role.start())
@@ -129,6 +157,7 @@ def drive(roles, transcript=None):
             )
         if transcript is not None:
             transcript.record(message)
+        log.delivered(message)
         queue.extend(roles[message.receiver].receive(message))
     waiting = [name for name, role in roles.items() if not role.finished]
     if waiting:

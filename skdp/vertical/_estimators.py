@@ -48,6 +48,7 @@ class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstima
         "pairwise_epsilon": ["array-like", None],
         "secure_backend": [StrOptions({"plaintext", "bfv"})],
         "noise_generation": [StrOptions({"threshold", "distributed", "dealer"})],
+        "verbose": ["verbose"],
     }
 
     # ---------------------------------------------------------------- fitting
@@ -123,6 +124,7 @@ class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstima
             noise_generation=self.noise_generation,
             rng=rng,
             keep_payloads=self._keep_transcript_payloads,
+            verbose=self.verbose,
         )
         model = run.model
         released = PrivacyBudget(model["privacy"]["epsilon"], model["privacy"]["delta"])
@@ -192,7 +194,11 @@ _PARAMS_DOC = """
         the release equals the centralized one; the dealer knows all the noise
         and must not collude with the server, and a party knows the pieces it
         was handed.
-    random_state : None, int, RandomState or Generator, default=None"""
+    random_state : None, int, RandomState or Generator, default=None
+    verbose : int, default=0
+        Progress of the protocol on stderr: ``1`` a line per step (plan, local,
+        cross, release), ``2`` a line per message with its size (a bfv fit of
+        1e5 rows takes seconds to minutes)."""
 
 _ATTRS_DOC = """
     coef_, intercept_, bounds_, data_norm_, intercept_scaling_, linear_weight_,
@@ -353,6 +359,7 @@ class VerticalFMRegressor(FMRegressorMixin, _VerticalFM):
         secure_backend="plaintext",
         noise_generation="threshold",
         random_state=None,
+        verbose=0,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -372,6 +379,7 @@ class VerticalFMRegressor(FMRegressorMixin, _VerticalFM):
         self.secure_backend = secure_backend
         self.noise_generation = noise_generation
         self.random_state = random_state
+        self.verbose = verbose
 
 
 class VerticalFMClassifier(FMClassifierMixin, _VerticalFM):
@@ -436,6 +444,7 @@ class VerticalFMClassifier(FMClassifierMixin, _VerticalFM):
         noise_generation="threshold",
         classes=None,
         random_state=None,
+        verbose=0,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -455,3 +464,4 @@ class VerticalFMClassifier(FMClassifierMixin, _VerticalFM):
         self.noise_generation = noise_generation
         self.classes = classes
         self.random_state = random_state
+        self.verbose = verbose

@@ -163,9 +163,9 @@ class InProcessRun:
         return {group_key(n): e for n, e in self.model["group_epsilon"].items()}
 
 
-def run_in_process(X, y, *, keep_payloads=False, **params):
+def run_in_process(X, y, *, keep_payloads=False, verbose=0, **params):
     """Build the roles (:func:`make_roles`) and drive them to the release."""
     roles = make_roles(X, y, **params)
     transcript = Transcript(keep_payloads=keep_payloads)
-    results = drive(roles, transcript)
+    results = drive(roles, transcript, verbose=verbose)
     return InProcessRun(results[SERVER], roles[SERVER].plan, transcript, roles)

@@ -310,3 +310,22 @@ def test_a_refused_budget_stops_the_protocol_before_any_message(budget, monkeypa
         est.fit(X, y)
     assert tracker.spends == []
     assert not hasattr(est, "coef_")
+
+
+@pytest.mark.parametrize("verbose, lines_at_least", [(0, 0), (1, 4), (2, 10)])
+def test_verbose_reports_the_protocol_on_stderr(verbose, lines_at_least, capsys):
+    X, y, parts = regression(K=3)
+    VerticalFMRegressor(
+        data_norm=1.0,
+        bounds_y=(-1, 1),
+        partition=parts,
+        random_state=0,
+        verbose=verbose,
+    ).fit(X, y)
+    err = capsys.readouterr().err.splitlines()
+    if verbose == 0:
+        assert err == []
+    else:
+        assert len(err) >= lines_at_least
+        assert all(line.startswith("skdp vertical: ") for line in err)
+        assert any("'release'" in line or "release:" in line for line in err)

@@ -45,6 +45,13 @@ def _run(kind, argv):
     )
     parser.add_argument("--config", required=True, help=f"{kind} TOML config file")
     parser.add_argument("--stats", help="write traffic and result summary (JSON) here")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="progress on stderr: -v a line per protocol step, -vv per message",
+    )
     args = parser.parse_args(argv)
     _quiet_grpc()
     missing = _missing_extras()
@@ -64,7 +71,8 @@ def _run(kind, argv):
     # SIGTERM aborts the run like any failure: peers are told, nothing released
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        out = (run_party if kind == "party" else run_server)(config, started=started)
+        run = run_party if kind == "party" else run_server
+        out = run(config, started=started, verbose=args.verbose)
     except BaseException as exc:  # every failure: one line naming the cause
         print(format_failure(who, exc), file=sys.stderr, flush=True)
         return 1

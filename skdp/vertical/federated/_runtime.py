@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from skdp.vertical._driver import ProgressLog
 from skdp.vertical._messages import Message, party_name
 from skdp.vertical.federated._alignment import STEP as ALIGN
 from skdp.vertical.federated._alignment import AlignmentError, PairwiseAlignment
@@ -94,7 +95,7 @@ class _Clock:
         self._last = now
 
 
-def drive_remote(node, roles):
+def drive_remote(node, roles, verbose=0):
     """Run the roles hosted here; messages to other participants go over TLS.
 
     The same first-in first-out routing as :func:`skdp.vertical._driver.drive`
@@ -102,6 +103,7 @@ def drive_remote(node, roles):
     sent them.
     """
     local = deque()
+    log = ProgressLog(verbose, prefix=node.name)
 
     def dispatch(messages):
         for message in messages:
@@ -119,6 +121,7 @@ def drive_remote(node, roles):
             message = node.next_message(
                 lambda m: m.step not in _RUNTIME_STEPS and m.receiver in roles
             )
+        log.delivered(message)
         dispatch(roles[message.receiver].receive(message))
     return {name: role.result for name, role in roles.items()}
 
@@ -171,7 +174,7 @@ def _check_request(config, request, data):
     return index, parties
 
 
-def run_party(config, *, make_role=None, started=None):
+def run_party(config, *, make_role=None, started=None, verbose=0):
     """Host one party: read its data, check the request, run its role.
 
     Parameters
@@ -269,7 +272,7 @@ def run_party(config, *, make_role=None, started=None):
         go = node.next_message(lambda m: m.step == SESSION and m.kind == "go")
         role = make_role(config, request | go.payload, data, index)
         clock("session")
-        results = drive_remote(node, {role.name: role})
+        results = drive_remote(node, {role.name: role}, verbose)
         clock("protocol")
         node.send(Message(CONTROL, config.name, config.server, "done", {}))
         node.next_message(lambda m: m.step == CONTROL and m.kind == "released")
@@ -301,7 +304,7 @@ def _write_json(path, obj):
 
 
 # ====================================================================== server
-def run_server(config, *, make_roles=None, make_model=None, started=None):
+def run_server(config, *, make_roles=None, make_model=None, started=None, verbose=0):
     """Host the server: send the request, run its role(s), write the model.
 
     Parameters
@@ -390,7 +393,7 @@ def run_server(config, *, make_roles=None, make_model=None, started=None):
         roles = make_roles(config, accepted | {"": go})
         for p in config.parties:
             node.send(Message(SESSION, config.name, p.name, "go", go))
-        results = drive_remote(node, roles)
+        results = drive_remote(node, roles, verbose)
         done = set()
         while len(done) < len(config.parties):
             m = node.next_message(lambda m: m.step == CONTROL and m.kind == "done")

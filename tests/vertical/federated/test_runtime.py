@@ -144,14 +144,14 @@ def test_killed_party_releases_nothing(tmp_path):
 
 
 # ------------------------------------------------------------------ in threads
-def _run_threads(dep, timeout=120, party_overrides=None):
+def _run_threads(dep, timeout=120, party_overrides=None, verbose=0):
     """Run the server and the parties as threads; ``{name: exception or result}``."""
     paths = dep.write()
     results = {}
 
     def target(name, fn, cfg):
         try:
-            results[name] = fn(cfg)
+            results[name] = fn(cfg, verbose=verbose)
         except BaseException as exc:  # collected for the assertions
             results[name] = exc
 
@@ -385,3 +385,12 @@ def test_bad_data_file_fails_everyone(tmp_path):
     _all_failed(results, dep)
     assert "is not a finite number ('oops')" in str(results["org-1"])
     assert "org-1" in str(results["server"])
+
+
+def test_verbose_reports_each_participants_protocol_steps(tmp_path, capsys):
+    dep = _small(tmp_path)
+    results = _run_threads(dep, verbose=1)
+    assert not any(isinstance(r, BaseException) for r in results.values()), results
+    err = capsys.readouterr().err
+    for name in ["server", *dep.names]:
+        assert f"{name}: step 'release'" in err or f"{name}: step 'local'" in err
