@@ -17,6 +17,7 @@ import math
 import numbers
 
 import numpy as np
+from scipy.special import logsumexp
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted
@@ -42,6 +43,7 @@ __all__ = [
     "FMDomainMixin",
     "FMPrivacyMixin",
     "FMRegressorMixin",
+    "MulticlassFMClassifierMixin",
     "atomic_fit",
 ]
 
@@ -365,4 +367,72 @@ class FMClassifierMixin(ClassifierMixin):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.poor_score = True
         tags.classifier_tags.multi_class = False
+        return tags
+
+
+class MulticlassFMClassifierMixin(FMClassifierMixin):
+    """:class:`FMClassifierMixin` for two or more classes: the multinomial
+    (softmax) Taylor objective (:mod:`skdp._fm.multinomial`) above two classes,
+    the labels one-hot encoded on the first ``C - 1``; ``coef_`` of shape
+    (n_classes, n_features) then."""
+
+    @property
+    def _objective(self):
+        """``"multinomial_taylor"`` for more than two classes (declared or fitted)."""
+        if self.classes is not None:
+            n = np.unique(np.asarray(self.classes)).size
+        else:
+            n = len(self.__dict__.get("classes_", ()))
+        return "multinomial_taylor" if n > 2 else "logistic_taylor"
+
+    def _check_two(self, found, where):
+        if found.size > 2:
+            type_of_target(found, input_name="y", raise_unknown=True)
+            return found
+        return super()._check_two(found, where)
+
+    def _encode(self, y, classes, name="classes_"):
+        if classes.size == 2:
+            return super()._encode(y, classes, name)
+        super()._encode(y, classes, name)  # validates the labels
+        # one-hot of the first C - 1 classes (the last is the reference)
+        return (np.asarray(y)[:, None] == classes[None, :-1]).astype(np.float64)
+
+    def decision_function(self, X):
+        """Scores: the log-odds of ``classes_[1]`` (two classes), else one column
+        per class (softmax logits, centred across classes)."""
+        return self._linear_predict(X)
+
+    def _linear_predict(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        if np.ndim(self.coef_) == 2:
+            return X @ self.coef_.T + self.intercept_
+        return X @ self.coef_ + self.intercept_
+
+    def predict_proba(self, X):
+        """Class probabilities (sigmoid for two classes, softmax for more)."""
+        check_is_fitted(self)
+        if len(self.classes_) == 2:
+            return super().predict_proba(X)
+        return np.exp(self.predict_log_proba(X))
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba`."""
+        check_is_fitted(self)
+        if len(self.classes_) == 2:
+            return super().predict_log_proba(X)
+        z = self.decision_function(X)
+        return z - logsumexp(z, axis=1, keepdims=True)
+
+    def predict(self, X):
+        """The class with the largest probability."""
+        check_is_fitted(self)
+        if len(self.classes_) == 2:
+            return super().predict(X)
+        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = True
         return tags

@@ -3,13 +3,8 @@
 import math
 import numbers
 
-import numpy as np
-from scipy.special import logsumexp
-from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted
-
 from skdp._fm import newton
-from skdp._fm.estimator import FMClassifierMixin
+from skdp._fm.estimator import MulticlassFMClassifierMixin
 from skdp._fm.multinomial import release_multinomial, solve_multinomial
 from skdp._fm.statistics import clip_to_domain
 from skdp.linear_model._fm import _COMMON_ATTRS_DOC, _COMMON_PARAMS_DOC, _BaseFM
@@ -17,13 +12,12 @@ from skdp.utils.sklearn_compat import (
     Interval,
     StrOptions,
     fit_context,
-    validate_data,
 )
 
 __all__ = ["FMLogisticRegression"]
 
 
-class FMLogisticRegression(FMClassifierMixin, _BaseFM):
+class FMLogisticRegression(MulticlassFMClassifierMixin, _BaseFM):
     __doc__ = f"""Logistic regression (binary or multinomial) with the FM.
 
     Minimizes the order-2 Taylor expansion of the logistic loss at 0,
@@ -220,29 +214,6 @@ class FMLogisticRegression(FMClassifierMixin, _BaseFM):
         self.refinement_budget_share = refinement_budget_share
         self.random_state = random_state
 
-    # ------------------------------------------------------------ multiclass
-    @property
-    def _objective(self):
-        """``"multinomial_taylor"`` for more than two classes (declared or fitted)."""
-        if self.classes is not None:
-            n = np.unique(np.asarray(self.classes)).size
-        else:
-            n = len(self.__dict__.get("classes_", ()))
-        return "multinomial_taylor" if n > 2 else "logistic_taylor"
-
-    def _check_two(self, found, where):
-        if found.size > 2:
-            type_of_target(found, input_name="y", raise_unknown=True)
-            return found
-        return super()._check_two(found, where)
-
-    def _encode(self, y, classes, name="classes_"):
-        if classes.size == 2:
-            return super()._encode(y, classes, name)
-        super()._encode(y, classes, name)  # validates the labels
-        # one-hot of the first C - 1 classes (the last is the reference)
-        return (np.asarray(y)[:, None] == classes[None, :-1]).astype(np.float64)
-
     def _check_refinement(self, data):
         for attr in (
             "taylor_coef_",
@@ -331,45 +302,6 @@ class FMLogisticRegression(FMClassifierMixin, _BaseFM):
             method=self.postprocessing,
         )
         return noisy, coef, intercept
-
-    def decision_function(self, X):
-        """Scores: the log-odds of ``classes_[1]`` (two classes), else one column
-        per class (softmax logits, centred across classes)."""
-        return self._linear_predict(X)
-
-    def _linear_predict(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False)
-        if np.ndim(self.coef_) == 2:
-            return X @ self.coef_.T + self.intercept_
-        return X @ self.coef_ + self.intercept_
-
-    def predict_proba(self, X):
-        """Class probabilities (sigmoid for two classes, softmax for more)."""
-        check_is_fitted(self)
-        if len(self.classes_) == 2:
-            return super().predict_proba(X)
-        return np.exp(self.predict_log_proba(X))
-
-    def predict_log_proba(self, X):
-        """Log of :meth:`predict_proba`."""
-        check_is_fitted(self)
-        if len(self.classes_) == 2:
-            return super().predict_log_proba(X)
-        z = self.decision_function(X)
-        return z - logsumexp(z, axis=1, keepdims=True)
-
-    def predict(self, X):
-        """The class with the largest probability."""
-        check_is_fitted(self)
-        if len(self.classes_) == 2:
-            return super().predict(X)
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = True
-        return tags
 
     @fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None):

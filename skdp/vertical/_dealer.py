@@ -45,8 +45,20 @@ class DealerRole(Role):
             shape = SimpleNamespace(
                 n_coef=int(plan["n_coef"]), fit_intercept=bool(plan["fit_intercept"])
             )
-            noise_A, noise_b = draw_noise(mech, shape, self._rng)
             p = shape.n_coef
+            n_lin = int(plan.get("n_lin", 1))
+            if n_lin == 1:
+                noise_A, noise_b = draw_noise(mech, shape, self._rng)
+            else:
+                # release_multinomial's draw: A's triangle, then B row-major
+                noise_A = np.asarray(
+                    mech.sample_noise(p * (p + 1) // 2, self._rng), dtype=np.float64
+                )
+                noise_b = np.asarray(
+                    mech.sample_noise(p * n_lin, self._rng), dtype=np.float64
+                )
+                if shape.fit_intercept:
+                    noise_A[-1] = 0.0
             drawn = [
                 (
                     noise_A[triu_position(g["rows"], g["cols"], p)],

@@ -8,10 +8,10 @@ from sklearn.base import BaseEstimator
 
 from skdp._fm.estimator import (
     FM_PARAMETER_CONSTRAINTS,
-    FMClassifierMixin,
     FMDomainMixin,
     FMPrivacyMixin,
     FMRegressorMixin,
+    MulticlassFMClassifierMixin,
     atomic_fit,
 )
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
@@ -94,6 +94,11 @@ class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstima
             n_parties=len(partition),
         )
         y = self._prepare_y(y, first_call=True)
+        if self._objective == "multinomial_taylor" and budgets is not None:
+            raise ValueError(
+                f'budget="bottom-up" supports two classes only, got '
+                f'{len(self.classes_)}; use budget="top-down".'
+            )
         domain = self._resolve_declared_domain(X.shape[1], X, y)
         # the spend depends only on public parameters: recorded (and checked
         # against any track_budget cap) before a single coefficient is released
@@ -125,6 +130,7 @@ class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstima
             rng=rng,
             keep_payloads=self._keep_transcript_payloads,
             verbose=self.verbose,
+            n_classes=len(getattr(self, "classes_", ())) if y.ndim == 2 else 2,
         )
         model = run.model
         released = PrivacyBudget(model["privacy"]["epsilon"], model["privacy"]["delta"])
@@ -382,21 +388,31 @@ class VerticalFMRegressor(FMRegressorMixin, _VerticalFM):
         self.verbose = verbose
 
 
-class VerticalFMClassifier(FMClassifierMixin, _VerticalFM):
-    __doc__ = f"""Binary logistic regression (order-2 Taylor objective) with the
-    functional mechanism over vertically partitioned parties.
+class VerticalFMClassifier(MulticlassFMClassifierMixin, _VerticalFM):
+    __doc__ = f"""Logistic regression (binary, or multinomial for more than two
+    classes; order-2 Taylor objective) with the functional mechanism over
+    vertically partitioned parties.
 
     Parameters
     ----------{_PARAMS_DOC}
-    classes : array-like of shape (2,) or None, default=None
-        The two labels (held by the label party); ``classes[1]`` is the
+    classes : array-like of shape (n_classes,) or None, default=None
+        The labels (held by the label party); with two, ``classes[1]`` is the
         positive class. Declared classes make the fit independent of which
         labels occur (a fit where only one occurs still gives a model). None
-        takes them from the data with a PrivacyLeakWarning.
+        takes them from the data with a PrivacyLeakWarning. More than two
+        classes fit the multinomial (softmax) Taylor objective in one release,
+        as :class:`~skdp.linear_model.FMLogisticRegression` does: the label
+        party holds the one-hot of the first ``C - 1`` classes, its linear
+        statistics ``sum_i x_i (1/C - y_i)`` take ``C - 1`` columns (so do the
+        secure label x feature products), the quadratic ``X^T X / 8`` is
+        unchanged; ``budget="top-down"`` only.
 
     Attributes
     ----------{_ATTRS_DOC}
-    classes_ : ndarray of shape (2,)
+    classes_ : ndarray of shape (n_classes,)
+        ``coef_`` and ``intercept_`` have shapes (n_classes, n_features) and
+        (n_classes,) for more than two classes (softmax logits, centred across
+        classes).
 
     Notes
     -----{_NOTES_DOC}

@@ -62,8 +62,9 @@ class PartyRole(Role):
     data_norm : float or None
         The declared bound ``R`` on a whole row's L2 norm (every party declares
         the same ``R``; it clips its block to ``R sqrt(d_k / d)``).
-    labels : ndarray of shape (n_samples,) or None
-        Only for the label party: regression targets, or 0/1 class labels.
+    labels : ndarray of shape (n_samples,) or (n_samples, C - 1) or None
+        Only for the label party: regression targets, 0/1 class labels, or for
+        ``C > 2`` classes the one-hot of the first ``C - 1``.
     y_bounds : (float, float) or None
         The label party's declared label range (regression); labels are
         shifted by its midpoint when the plan centres them, then clipped.
@@ -129,10 +130,11 @@ class PartyRole(Role):
         self._labels = None
         if labels is not None:
             labels = np.asarray(labels, dtype=np.float64)
-            if labels.shape != (X.shape[0],):
+            if labels.ndim not in (1, 2) or labels.shape[0] != X.shape[0]:
                 raise ValueError(
-                    f"{self.name}: labels must have shape ({X.shape[0]},), got "
-                    f"{labels.shape}."
+                    f"{self.name}: labels must have shape ({X.shape[0]},) (or "
+                    f"({X.shape[0]}, C - 1), one-hot, for more than two classes), "
+                    f"got {labels.shape}."
                 )
             self._labels = labels
         self._budget = None if budget is None else np.asarray(budget, dtype=float)
@@ -308,9 +310,21 @@ class PartyRole(Role):
     # ------------------------------------------------------ local and cross
     def _local_and_encrypt(self):
         plan = self._plan
-        if plan["objective"] == "logistic_taylor" and self.is_label_party:
+        if plan["objective"] != "squared" and self.is_label_party:
             if not np.all((self._labels == 0) | (self._labels == 1)):
                 raise ValueError("logistic labels must be encoded as 0/1.")
+            multinomial = plan["objective"] == "multinomial_taylor"
+            if multinomial and (
+                self._labels.ndim != 2
+                or self._labels.shape[1] != self._n_lin
+                or np.any(self._labels.sum(axis=1) > 1)
+            ):
+                raise ValueError(
+                    f"multinomial labels must be one-hot of shape (n, "
+                    f"{self._n_lin}), got shape {self._labels.shape}."
+                )
+            if not multinomial and self._labels.ndim != 1:
+                raise ValueError("binary labels must have shape (n,).")
         self._mechanisms = {
             g["name"]: mechanism_from_spec(g["mechanism"]) for g in plan["groups"]
         }
@@ -335,17 +349,25 @@ class PartyRole(Role):
             if self.is_label_party and len(g["lin"]):
                 if labels is None:
                     labels = self._backend.encrypt_columns(
-                        self._beta_y[:, None], plan["linear_weight"]
+                        self._beta_y, plan["linear_weight"]
                     )
                 other = q if k == label else k
-                shape = (1, len(g["lin"]))
+                n_lin = self._n_lin
+                shape = (n_lin, len(g["lin"]) // n_lin)
                 out += self._encrypted_pair(name, "lin", shape, other, labels, "labels")
         return out
 
     @property
+    def _n_lin(self):
+        """Linear columns per coefficient row (``C - 1`` multinomial, else 1)."""
+        return int(self._plan.get("n_lin", 1))
+
+    @property
     def _beta_y(self):
+        """``beta(y)`` as an (n, n_lin) matrix (one column unless multinomial)."""
         _, beta = objective_constants(self._plan["objective"])
-        return beta(self._labels)
+        out = beta(self._labels)
+        return out.reshape(len(out), -1)
 
     def _encrypted_pair(self, name, what, shape, evaluator, encrypted, noun):
         """Encryptor: its input and its noise share of the block, encrypted."""
@@ -388,12 +410,22 @@ class PartyRole(Role):
         lin = np.empty(0)
         lin_idx = np.asarray(g["lin"], dtype=np.intp)
         if len(lin_idx):
-            beta_y = self._beta_y
+            n_lin = self._n_lin
+            lin_rows, lin_cls = lin_idx // n_lin, lin_idx % n_lin
             lin_vals = np.empty(len(lin_idx))
-            features = lin_idx != d
-            X_beta = self._X.T @ beta_y
-            lin_vals[features] = c * X_beta[position[lin_idx[features]]]
-            lin_vals[~features] = c * (scaling * beta_y.sum())
+            features = lin_rows != d
+            if n_lin == 1:  # the binary products, as the centralized statistics
+                beta_y = self._beta_y[:, 0]
+                X_beta = (self._X.T @ beta_y)[:, None]
+                beta_sum = np.array([beta_y.sum()])
+            else:
+                beta_y = self._beta_y
+                X_beta = self._X.T @ beta_y
+                beta_sum = beta_y.sum(axis=0)
+            lin_vals[features] = (
+                c * X_beta[position[lin_rows[features]], lin_cls[features]]
+            )
+            lin_vals[~features] = c * (scaling * beta_sum[lin_cls[~features]])
             lin = round_to_lattice(lin_vals, gran) + self._shares[name, "lin"]
         return {"group": name, "quad": quad, "lin": lin}
 
@@ -417,7 +449,7 @@ class PartyRole(Role):
         if what == "quad":
             shape = (len(g["rows"]) // len(self.columns), len(self.columns))
         else:
-            shape = (1, len(self.columns))
+            shape = (self._n_lin, len(self.columns))
         share = self._shares[name, what].reshape(shape)
         result = self._backend.evaluate(
             slot["columns"],

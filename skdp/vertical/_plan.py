@@ -21,6 +21,11 @@ from skdp._fm import (
     release_noise_std,
     sensitivity,
 )
+from skdp._fm.multinomial import (
+    balanced_multinomial_weight,
+    multinomial_n_released,
+    multinomial_sensitivity,
+)
 from skdp.mechanisms import gaussian_delta
 
 __all__ = [
@@ -77,7 +82,7 @@ def group_key(name):
     return (kind, *(int(i) for i in idx))
 
 
-def coordinate_groups(partition, label_party, fit_intercept):
+def coordinate_groups(partition, label_party, fit_intercept, n_lin=1):
     """Split the released coordinates into single-party and pair groups.
 
     Returns ``{key: (contributors, (rows, cols), lin)}`` with keys
@@ -87,6 +92,12 @@ def coordinate_groups(partition, label_party, fit_intercept):
     secure product returns it, and, when one of the two holds the label, the
     linear entries of the other's columns). The intercept's diagonal (no noise,
     sensitivity 0) belongs to no group.
+
+    ``n_lin``: linear columns per coefficient row (``C - 1`` for the multinomial
+    objective, else 1); the linear entry of row ``j``, column ``c`` has the
+    global index ``j * n_lin + c`` (row-major, as the centralized release). A
+    local group lists them row by row, a pair group class by class (the order
+    of the secure product ``beta^T X``).
     """
     d = sum(len(cols) for cols in partition)
     out = {}
@@ -96,7 +107,10 @@ def coordinate_groups(partition, label_party, fit_intercept):
         if fit_intercept:
             rows += list(cols)
             cols_ += [d] * len(cols)
-        lin = list(cols) + ([d] if fit_intercept else []) if k == label_party else []
+        lin = []
+        if k == label_party:
+            lin_rows = list(cols) + ([d] if fit_intercept else [])
+            lin = [j * n_lin + c for j in lin_rows for c in range(n_lin)]
         out[("local", k)] = (
             (k,),
             (np.asarray(rows, dtype=np.intp), np.asarray(cols_, dtype=np.intp)),
@@ -107,11 +121,12 @@ def coordinate_groups(partition, label_party, fit_intercept):
             rows = np.minimum.outer(partition[k], partition[q]).ravel()
             cols = np.maximum.outer(partition[k], partition[q]).ravel()
             if label_party == k:
-                lin = partition[q]
+                other = np.asarray(partition[q], dtype=np.intp)
             elif label_party == q:
-                lin = partition[k]
+                other = np.asarray(partition[k], dtype=np.intp)
             else:
-                lin = np.empty(0, dtype=np.intp)
+                other = np.empty(0, dtype=np.intp)
+            lin = (other[None, :] * n_lin + np.arange(n_lin)[:, None]).ravel()
             out[("pair", k, q)] = ((k, q), (rows, cols), np.asarray(lin, dtype=np.intp))
     return out
 
@@ -351,10 +366,16 @@ class Plan:
     epsilon: float
     delta: float
     mechanism: str
+    n_classes: int = 2
 
     @property
     def n_coef(self):
         return self.domain.n_coef
+
+    @property
+    def n_lin(self):
+        """Linear columns per coefficient row (``C - 1``, or 1)."""
+        return self.n_classes - 1 if self.objective == "multinomial_taylor" else 1
 
     def value_bound(self, n_samples):
         """Bound on the absolute value of any exact cross coefficient (from the
@@ -362,8 +383,12 @@ class Plan:
         kappa, beta = objective_constants(self.objective)
         lo, hi = self.domain.feature_intervals
         m_x = float(np.max(np.maximum(np.abs(lo), np.abs(hi))))
-        y_bounds = self.domain.y_bounds or (0.0, 1.0)
-        m_beta = float(np.max(np.abs(beta(np.asarray(y_bounds, dtype=np.float64)))))
+        if self.objective == "multinomial_taylor":
+            m_beta = 1.0  # |1/C - y_c| <= 1 - 1/C
+        else:
+            y_bounds = self.domain.y_bounds or (0.0, 1.0)
+            y_bounds = np.asarray(y_bounds, dtype=np.float64)
+            m_beta = float(np.max(np.abs(beta(y_bounds))))
         return n_samples * m_x * max(m_x * kappa, m_beta * self.linear_weight)
 
     def noise_std(self, noise_generation="dealer"):
@@ -419,11 +444,16 @@ class Plan:
             if k == self.label_party:
                 lm[:] = True  # every linear entry holds its labels
             qm[d:, d:] = False
-            sens_k = cached_sensitivity(self.objective, domain, c, qm, lm)
+            n_lin_k = int(lm.sum())
+            if self.objective == "multinomial_taylor":
+                sens_k = _multinomial_party_sensitivity(domain, self.n_classes, c, qm)
+                n_lin_k *= self.n_lin
+            else:
+                sens_k = cached_sensitivity(self.objective, domain, c, qm, lm)
             if math.isinf(self.epsilon):
                 out[k] = np.inf
             elif self.mechanism == "laplace":
-                n_k = int(np.triu(qm).sum() + lm.sum())
+                n_k = int(np.triu(qm).sum() + n_lin_k)
                 eps_k = (sens_k.l1 + n_k * mech.granularity) / mech.scale
                 out[k] = min(self.epsilon, eps_k)
             else:
@@ -431,6 +461,17 @@ class Plan:
                     mech.sigma, self.delta, sens_k.l2, self.epsilon
                 )
         return out
+
+
+def _multinomial_party_sensitivity(domain, n_classes, c, quad_mask):
+    """A party's share of the multinomial sensitivity: its quadratic entries and,
+    conservatively, every linear entry (exact for the label party, whose labels
+    enter all of them; an upper bound for the others)."""
+    p = domain.n_coef
+    no_lin = np.zeros(p, bool)
+    quad = cached_sensitivity("logistic_taylor", domain, 1.0, quad_mask, no_lin)
+    lin = multinomial_sensitivity(domain, n_classes, linear_weight=c, quadratic=False)
+    return Sensitivity(l1=quad.l1 + lin.l1, l2=math.hypot(quad.l2, lin.l2))
 
 
 def make_plan(
@@ -444,24 +485,42 @@ def make_plan(
     mechanism,
     linear_weight,
     budgets,
+    n_classes=2,
 ):
     """Groups and their mechanisms for a release (no data involved).
 
     ``budgets``: None (top-down: one mechanism for every group, calibrated to the
     whole release) or the bottom-up ``(local, pairs)`` of
     :func:`check_bottom_up` (one Laplace mechanism per group).
+    ``n_classes``: ``C`` of the ``"multinomial_taylor"`` objective (top-down
+    only): the release, its sensitivity and its mechanism are those of
+    :func:`skdp._fm.multinomial.release_multinomial`.
     """
+    multinomial = objective == "multinomial_taylor"
+    if multinomial and budgets is not None:
+        raise ValueError(
+            "the multinomial objective (more than two classes) supports "
+            'budget="top-down" only.'
+        )
     if linear_weight == "auto":
-        c = balanced_linear_weight(objective, domain, mechanism)
+        if multinomial:
+            c = balanced_multinomial_weight(domain, n_classes, mechanism)
+        else:
+            c = balanced_linear_weight(objective, domain, mechanism)
     else:
         c = float(linear_weight)
-    coords = coordinate_groups(partition, label_party, domain.fit_intercept)
+    n_lin = n_classes - 1 if multinomial else 1
+    coords = coordinate_groups(partition, label_party, domain.fit_intercept, n_lin)
     p = domain.n_coef
     specs, mechs = {}, {}
     sens = top = top_spec = None
     if budgets is None:
-        sens = cached_sensitivity(objective, domain, c)
-        n = n_released(domain)
+        if multinomial:
+            sens = multinomial_sensitivity(domain, n_classes, linear_weight=c)
+            n = multinomial_n_released(domain, n_classes)
+        else:
+            sens = cached_sensitivity(objective, domain, c)
+            n = n_released(domain)
         top = make_mechanism(epsilon, delta, sens, n, mechanism)
         top_spec = mechanism_spec(top, sens, n, mechanism)
         for key in coords:
@@ -497,4 +556,5 @@ def make_plan(
         epsilon=float(epsilon),
         delta=float(delta),
         mechanism=mechanism,
+        n_classes=int(n_classes),
     )

@@ -94,13 +94,15 @@ def make_roles(
     backend,
     noise_generation,
     rng,
+    n_classes=2,
 ):
     """Every role of one in-process run, as ``{name: role}``.
 
     ``X``: all columns side by side (each party gets a fresh copy of its block
     and clips it); ``y``: the label party's labels; ``domain``: the declared
     :class:`DataDomain`, unshifted (each party declares its slice; the server
-    centres it).
+    centres it). ``n_classes > 2`` (with ``objective="multinomial_taylor"``):
+    ``y`` is the one-hot of the first ``C - 1`` classes, shape (n, C - 1).
     """
     d = X.shape[1]
     party_rngs, _ = spawn_role_rngs(rng, len(partition))
@@ -141,6 +143,7 @@ def make_roles(
         postprocessing=postprocessing,
         backend=backend,
         noise_generation=noise_generation,
+        n_classes=n_classes,
     )
     if noise_generation == "dealer":
         roles[DEALER] = DealerRole(rng)

@@ -17,6 +17,7 @@ from skdp._fm import (
     solve_release,
     symmetric_from_triu,
 )
+from skdp._fm.multinomial import solve_multinomial
 from skdp.vertical._messages import DEALER, SERVER, Role, party_name
 from skdp.vertical._plan import (
     assemble_domain,
@@ -132,11 +133,19 @@ class ServerRole(Role):
         postprocessing="ridge",
         backend="plaintext",
         noise_generation="threshold",
+        n_classes=2,
     ):
         super().__init__()
-        if objective not in ("squared", "logistic_taylor"):
+        if objective not in ("squared", "logistic_taylor", "multinomial_taylor"):
             raise ValueError(f"unknown objective {objective!r}.")
+        n_classes = int(n_classes)
+        if (objective == "multinomial_taylor") != (n_classes > 2):
+            raise ValueError(
+                'objective="multinomial_taylor" goes with n_classes > 2, got '
+                f"objective={objective!r}, n_classes={n_classes}."
+            )
         self.objective = objective
+        self.n_classes = n_classes
         self.partition = [np.asarray(cols, dtype=np.intp) for cols in partition]
         self.n_parties = len(self.partition)
         self.label_party = int(label_party)
@@ -237,6 +246,7 @@ class ServerRole(Role):
             mechanism=self.mechanism,
             linear_weight=self.linear_weight,
             budgets=budgets,
+            n_classes=self.n_classes,
         )
         self._key_holder = make_key_holder(self.backend_name)
         granularities = sorted(
@@ -254,7 +264,7 @@ class ServerRole(Role):
         )
         p = plan.n_coef
         self._upper = np.full(p * (p + 1) // 2, np.nan)
-        self._lin = np.full(p, np.nan)
+        self._lin = np.full(p * plan.n_lin, np.nan)
         kappa, _ = objective_constants(self.objective)
         if self.fit_intercept:
             # the intercept's diagonal: kappa s^2 n, public (sensitivity 0)
@@ -272,6 +282,7 @@ class ServerRole(Role):
         common = {
             "objective": self.objective,
             "kappa": float(kappa),
+            "n_lin": int(plan.n_lin),
             "linear_weight": float(plan.linear_weight),
             "intercept_scaling": float(domain.intercept_scaling),
             "n_features": int(domain.n_features),
@@ -295,6 +306,7 @@ class ServerRole(Role):
                 "budget": self.budget,
                 "top_mechanism": plan.top_spec,
                 "n_coef": int(p),
+                "n_lin": int(plan.n_lin),
                 "fit_intercept": self.fit_intercept,
                 "n_parties": self.n_parties,
                 "groups": [self._group_payload(k, g) for k, g in plan.groups.items()],
@@ -396,21 +408,34 @@ class ServerRole(Role):
         # the centralized estimator's post-processing and solve
         domain, declared = plan.domain, self._declared
         # solved in the centred domain, mapped back to the user's units
-        coef, intercept = solve_release(
-            A_hat,
-            b_hat,
-            self.objective,
-            domain,
-            noise_std=noise_std,
-            noise_std_b=noise_std_b / c,
-            n=self.n_samples,
-            method=self.postprocessing,
-        )
+        if self.objective == "multinomial_taylor":
+            coef, intercept = solve_multinomial(
+                A_hat,
+                b_hat.reshape(plan.n_coef, plan.n_lin),
+                domain,
+                self.n_classes,
+                noise_std=noise_std,
+                noise_std_b=noise_std_b / c,
+                n=self.n_samples,
+                method=self.postprocessing,
+            )
+        else:
+            coef, intercept = solve_release(
+                A_hat,
+                b_hat,
+                self.objective,
+                domain,
+                noise_std=noise_std,
+                noise_std_b=noise_std_b / c,
+                n=self.n_samples,
+                method=self.postprocessing,
+            )
         sens = plan.sensitivity
         model = {
             "coef": np.asarray(coef, dtype=np.float64),
             "intercept": intercept,
             "objective": self.objective,
+            "n_classes": self.n_classes,
             "privacy": {
                 **self._privacy(),
                 "threat_model": threat_model(self.noise_generation, self.backend_name),
