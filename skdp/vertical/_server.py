@@ -77,7 +77,10 @@ class ServerRole(Role):
 
     Parameters
     ----------
-    objective : {"squared", "logistic_taylor"}
+    objective : {"squared", "logistic_taylor", "multinomial_taylor"}
+        ``"multinomial_taylor"`` goes with ``n_classes > 2`` (top-down budget
+        only): the label party holds the one-hot of the first ``C - 1`` classes
+        and the release is :func:`skdp._fm.multinomial.release_multinomial`'s.
     partition : list of array-like of int
         The global column indices each party holds (public); party k holds
         ``partition[k]``.
@@ -96,6 +99,8 @@ class ServerRole(Role):
     backend : {"plaintext", "bfv"}
     noise_generation : {"threshold", "distributed", "dealer"}
         ``"dealer"`` needs a :class:`~skdp.vertical._dealer.DealerRole` in the run.
+    n_classes : int, default=2
+        ``C`` of the multinomial objective (2 otherwise).
 
     Attributes
     ----------
