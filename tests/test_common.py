@@ -111,6 +111,12 @@ def _name(estimator):
 
 @pytest.mark.parametrize("estimator", instances(), ids=_name)
 def test_param_validation(estimator):
+    # every constructor parameter has a declared constraint...
+    params = set(estimator.get_params(deep=False))
+    assert params <= set(estimator._parameter_constraints), sorted(
+        params - set(estimator._parameter_constraints)
+    )
+    # ...and scikit-learn's checker (it raises) finds every bad value refused
     check_param_validation(_name(estimator), estimator)
 
 

@@ -25,6 +25,7 @@ from skdp._fm import (
     triu_indices,
 )
 from skdp.utils import audit_mechanism
+from tests.linear_model._domain_points import extreme_points
 
 
 # ----------------------------------------------------------------- statistics
@@ -157,37 +158,6 @@ def _record_vector(x, y, objective, dom, c, qmask, lmask):
     return np.concatenate([quad, (c * beta(y) * x)[lmask]])
 
 
-def _sparsify(x, k):
-    if k is not None and k < x.size:
-        x = x.copy()
-        x[np.argsort(np.abs(x))[:-k]] = 0.0
-    return x
-
-
-def _extreme_points(dom, rng, n):
-    """Random rows in the domain, biased to its extremes (corners, sphere)."""
-    d = dom.n_features
-    lo, hi = dom.feature_intervals
-    pts = []
-    for _ in range(n):
-        kind = rng.integers(3)
-        if kind == 0:
-            x = np.where(rng.random(d) < 0.5, lo, hi)
-        elif kind == 1:
-            x = rng.uniform(lo, hi)
-        else:
-            x = rng.normal(size=d) * (rng.random(d) < 0.5)
-            x = np.clip(x, lo, hi)
-        x = _sparsify(x, dom.max_nonzero)
-        if dom.data_norm is not None:
-            norm = np.linalg.norm(x)
-            if norm > 0 and (kind == 2 or norm > dom.data_norm):
-                # onto the sphere, then back into the box (which only shrinks it)
-                x = np.clip(x * dom.data_norm / norm, lo, hi)
-        pts.append(x)
-    return pts
-
-
 DOMAINS = [
     DataDomain(3, data_norm=1.0, y_bounds=(-1, 1)),
     DataDomain(3, lower=[-1, 0, -2], upper=[1, 2, 0.5], y_bounds=(0, 2)),
@@ -223,7 +193,7 @@ def test_sensitivity_bounds_every_pair_of_records(objective, dom, block):
     rows, cols = triu_indices(p)
     tri_mask = np.triu(qmask | qmask.T)
     ys = [0.0, 1.0] if objective == "logistic_taylor" else list(dom.y_bounds)
-    pts = _extreme_points(dom, rng, 300)
+    pts = extreme_points(dom, rng, 300)
     vecs = np.array(
         [
             _record_vector(x, y, objective, dom, c, tri_mask, lmask)

@@ -14,6 +14,7 @@ from skdp._fm.multinomial import (
 )
 from skdp.linear_model import FMLogisticRegression
 from skdp.utils import audit_mechanism
+from tests.linear_model._domain_points import extreme_points
 
 
 def _data(n=600, d=4, C=3, seed=0):
@@ -111,28 +112,6 @@ def test_linear_sensitivity_closed_form_on_the_ball(C, d):
     assert lin.l1 < 4 * c * math.sqrt(d) * R
 
 
-def _points(dom, rng, n):
-    lo, hi = dom.feature_intervals
-    d = dom.n_features
-    pts = []
-    for _ in range(n):
-        kind = rng.integers(3)
-        if kind == 0:
-            x = np.where(rng.random(d) < 0.5, lo, hi)
-        elif kind == 1:
-            x = rng.uniform(lo, hi)
-        else:
-            x = np.clip(rng.normal(size=d) * (rng.random(d) < 0.5), lo, hi)
-        if dom.max_nonzero is not None:
-            x[np.argsort(np.abs(x))[: d - dom.max_nonzero]] = 0.0
-        if dom.data_norm is not None:
-            norm = np.linalg.norm(x)
-            if norm > 0 and (kind == 2 or norm > dom.data_norm):
-                x = np.clip(x * dom.data_norm / norm, lo, hi)
-        pts.append(x)
-    return pts
-
-
 @pytest.mark.parametrize("dom", DOMAINS)
 @pytest.mark.parametrize("C", [3, 4, 7])
 def test_sensitivity_bounds_every_pair_of_records(dom, C):
@@ -144,7 +123,7 @@ def test_sensitivity_bounds_every_pair_of_records(dom, C):
     p = dom.n_coef
     iu = np.triu_indices(p)
     vecs, lins = [], []
-    for x in _points(dom, rng, 120):
+    for x in extreme_points(dom, rng, 120):
         xa = np.append(x, dom.intercept_scaling) if dom.fit_intercept else x
         quad = np.outer(xa, xa)[iu] / 8
         if dom.fit_intercept:

@@ -17,6 +17,7 @@ from skdp.accounting import track_budget
 from skdp.exceptions import BudgetExceededError
 from skdp.linear_model import FMLogisticRegression
 from skdp.utils import audit_mechanism
+from tests.linear_model._domain_points import extreme_points
 
 
 def _data(n=2000, d=3, seed=0):
@@ -67,28 +68,6 @@ DOMAINS = [
 ]
 
 
-def _records(dom, rng, n):
-    lo, hi = dom.feature_intervals
-    d = dom.n_features
-    out = []
-    for i in range(n):
-        kind = i % 3
-        if kind == 0:
-            x = np.where(rng.random(d) < 0.5, lo, hi)
-        elif kind == 1:
-            x = rng.uniform(lo, hi)
-        else:
-            x = np.clip(rng.normal(size=d) * (rng.random(d) < 0.5), lo, hi)
-        if dom.max_nonzero is not None:
-            x[np.argsort(np.abs(x))[: d - dom.max_nonzero]] = 0.0
-        if dom.data_norm is not None:
-            norm = np.linalg.norm(x)
-            if norm > 0 and (kind == 2 or norm > dom.data_norm):
-                x = np.clip(x * dom.data_norm / norm, lo, hi)
-        out.append(x)
-    return out
-
-
 @pytest.mark.parametrize("dom", DOMAINS)
 def test_sensitivity_bounds_every_pair_of_records(dom):
     """Brute force: records x with weights a in [0, 1/8] and r in [-1, 1]."""
@@ -97,7 +76,7 @@ def test_sensitivity_bounds_every_pair_of_records(dom):
     sens = newton_sensitivity(dom, linear_weight=c)
     iu = np.triu_indices(dom.n_coef)
     vecs = []
-    for x in _records(dom, rng, 60):
+    for x in extreme_points(dom, rng, 60, cycle_kinds=True):
         xa = np.append(x, dom.intercept_scaling) if dom.fit_intercept else x
         for a in (0.0, WEIGHT_MAX, rng.uniform(0, WEIGHT_MAX)):
             for r in (-1.0, 1.0, rng.uniform(-1, 1)):
