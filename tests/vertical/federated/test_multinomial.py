@@ -377,3 +377,43 @@ def test_multinomial_request_refused(tmp_path, where, value, refuser, cause):
     _all_failed(results, dep)
     assert f"{refuser} refused the request" in str(results["server"])
     assert cause in str(results["server"])
+
+
+def _merged(base, snippet):
+    """``base`` TOML with the tables of ``snippet`` laid over it."""
+    import tomllib
+
+    table = tomllib.loads(base)
+    for key, value in tomllib.loads(snippet).items():
+        if isinstance(value, dict):
+            table[key] = {**table.get(key, {}), **value}
+        else:
+            table[key] = value
+    return table
+
+
+def test_the_guide_multinomial_configs_are_valid(tmp_path):
+    """The user guide's 3-class snippets, laid over its full configs, parse; the
+    label party accepts the server's request."""
+    from tests.vertical.federated.test_config import _doc_blocks
+
+    blocks = _doc_blocks()
+    party = next(b for b in blocks if b.startswith('name = "bank"'))
+    server = next(b for b in blocks if b.startswith('name = "server"'))
+    party_snippet = next(b for b in blocks if 'label = "tier"' in b)
+    server_snippet = next(b for b in blocks if b.startswith("[model]"))
+    (tmp_path / "certs").mkdir()
+    for name in ["ca.pem", "bank.pem", "bank.key", "server.pem", "server.key"]:
+        (tmp_path / "certs" / name).write_text("x")
+    (tmp_path / "bank.csv").write_text("customer_id,age,income,tier\n")
+    p = load_party_config(
+        write_toml(tmp_path / "party.toml", _merged(party, party_snippet))
+    )
+    s = load_server_config(
+        write_toml(tmp_path / "server.toml", _merged(server, server_snippet))
+    )
+    assert p.classes == ("bronze", "gold", "silver") and p.label == "tier"
+    assert s.classes == p.classes and s.n_classes == 3
+    request = s.request()
+    p.policy.check(request, n_samples=p.policy.min_samples)
+    check_label_request(p, request)
