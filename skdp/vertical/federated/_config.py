@@ -41,8 +41,10 @@ def effective_objective(objective, classes=None):
     >>> effective_objective("logistic", [0, 1])
     'logistic'
     """
-    if objective == "logistic" and classes is not None and len(classes) > 2:
-        return "multinomial"
+    # a request off the wire may carry anything: only a list counts
+    if objective == "logistic" and isinstance(classes, list | tuple):
+        if len(classes) > 2:
+            return "multinomial"
     return objective
 
 

@@ -243,14 +243,20 @@ def server_roles(config, accepted):
     from skdp.vertical._server import ServerRole
 
     names = [p.name for p in config.parties]
-    if config.classes is not None:
-        # the label party checked the request's classes; a mismatch here is a bug
-        # or a label party that does not follow the protocol
+    if config.objective == "logistic":
+        # the label party checked the request's classes; a mismatch here is a
+        # label party that does not follow the protocol
         sent = accepted[config.label_party].get("classes")
-        if not _same_classes(sent, list(config.classes)):
+        declared = config.classes
+        if declared is not None and not _same_classes(sent, list(declared)):
             raise ValueError(
                 f"{config.label_party} accepted with classes {sent}, not the "
-                f"declared model.classes {list(config.classes)}."
+                f"declared model.classes {list(declared)}."
+            )
+        if declared is None and not (_same_classes(sent, sent) and len(sent) == 2):
+            raise ValueError(
+                f"{config.label_party} accepted with classes {sent}, but the "
+                "request is binary (the server config declares no model.classes)."
             )
     objective = effective_objective(config.objective, config.classes)
     roles = {

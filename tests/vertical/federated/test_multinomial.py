@@ -417,3 +417,23 @@ def test_the_guide_multinomial_configs_are_valid(tmp_path):
     request = s.request()
     p.policy.check(request, n_samples=p.policy.min_samples)
     check_label_request(p, request)
+
+
+def test_server_checks_the_label_partys_classes(files):
+    """A label party that accepts with classes other than the request's (one
+    that does not follow the protocol) stops the server before any plan."""
+    from skdp.vertical.federated._roles import server_roles
+
+    go = {"": {"partition": [[0, 1], [2]], "n_features": 3}}
+    with pytest.raises(ValueError, match="not the declared model.classes"):
+        server_roles(
+            _server(files, classes=CLASSES), {"bank": {"classes": [0, 1]}} | go
+        )
+    with pytest.raises(ValueError, match="but the request is binary"):
+        server_roles(_server(files), {"bank": {"classes": CLASSES}} | go)
+    roles = server_roles(
+        _server(files, classes=CLASSES, backend="plaintext"),
+        {"bank": {"classes": list(reversed(CLASSES))}} | go,
+    )
+    server = roles["server"]
+    assert server.objective == "multinomial_taylor" and server.n_classes == 3
