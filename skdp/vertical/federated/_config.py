@@ -16,13 +16,46 @@ __all__ = [
     "Policy",
     "PolicyError",
     "ServerConfig",
+    "effective_objective",
     "load_party_config",
     "load_server_config",
 ]
 
+# what the server config asks for; "logistic" with more than two declared
+# classes runs the multinomial objective, which a party's policy names
+# "multinomial" (a party that lists its objectives must opt in to it)
 OBJECTIVES = ("linear", "logistic")
+POLICY_OBJECTIVES = ("linear", "logistic", "multinomial")
 BACKENDS = ("plaintext", "bfv")
 NOISE_GENERATION = ("threshold", "distributed", "dealer")
+
+
+def effective_objective(objective, classes=None):
+    """The objective a request runs: ``"multinomial"`` for ``"logistic"`` with
+    more than two classes, else ``objective``.
+
+    Examples
+    --------
+    >>> effective_objective("logistic", ["a", "b", "c"])
+    'multinomial'
+    >>> effective_objective("logistic", [0, 1])
+    'logistic'
+    """
+    # a request off the wire may carry anything: only a list counts
+    if objective == "logistic" and isinstance(classes, list | tuple):
+        if len(classes) > 2:
+            return "multinomial"
+    return objective
+
+
+def _class_labels(v):
+    """Two or more distinct labels, all integers or all strings."""
+    ints = all(isinstance(c, int) and not isinstance(c, bool) for c in v)
+    strs = all(isinstance(c, str) for c in v)
+    return len(v) >= 2 and len(set(v)) == len(v) and (ints or strs)
+
+
+_CLASSES_EXPECTED = "two or more distinct class labels (all integers or all strings)"
 
 
 class ConfigError(ValueError):
@@ -64,6 +97,11 @@ class Policy:
     max_delta : float
     backends : tuple of str
     objectives : tuple of str
+        Of ``"linear"``, ``"logistic"`` (two classes) and ``"multinomial"``
+        (``"logistic"`` with more than two classes: the label party's one-hot
+        label columns reach the label x feature products; listed separately so
+        that a party accepting a binary release is not silently in a C-class
+        one). Default: all three.
     min_samples : int
     noise_generation : tuple of str
         ``"dealer"`` means a noise dealer knows all the noise: accept it only if
@@ -73,7 +111,7 @@ class Policy:
     max_epsilon: float
     max_delta: float = 0.0
     backends: tuple = ("bfv",)
-    objectives: tuple = OBJECTIVES
+    objectives: tuple = POLICY_OBJECTIVES
     min_samples: int = 1
     noise_generation: tuple = ("threshold", "distributed")
 
@@ -86,15 +124,20 @@ class Policy:
         delta = float(request.get("delta", 0.0))
         if not delta <= self.max_delta:
             problems.append(f"delta {delta:g} exceeds max_delta {self.max_delta:g}")
-        for key, allowed in [
-            ("backend", self.backends),
-            ("objective", self.objectives),
-            ("noise_generation", self.noise_generation),
+        objective = effective_objective(
+            request.get("objective"), request.get("classes")
+        )
+        for key, got, allowed in [
+            ("backend", request.get("backend"), self.backends),
+            ("objective", objective, self.objectives),
+            (
+                "noise_generation",
+                request.get("noise_generation"),
+                self.noise_generation,
+            ),
         ]:
-            if request.get(key) not in allowed:
-                problems.append(
-                    f"{key} {request.get(key)!r} is not in the accepted {list(allowed)}"
-                )
+            if got not in allowed:
+                problems.append(f"{key} {got!r} is not in the accepted {list(allowed)}")
         if n_samples < self.min_samples:
             problems.append(
                 f"n_samples {n_samples} is below min_samples {self.min_samples}"
@@ -159,6 +202,12 @@ class ServerConfig:
     timeouts: Timeouts = field(default_factory=Timeouts)
     max_message_bytes: int = 2**30
     source: str = "<dict>"
+    classes: tuple | None = None  # logistic: the label party's declared classes
+
+    @property
+    def n_classes(self):
+        """``C`` of the declared classes (2 when none are declared)."""
+        return 2 if self.classes is None else len(self.classes)
 
     def epsilon_lists(self):
         """The bottom-up budgets as plain lists (None when not set)."""
@@ -180,6 +229,7 @@ class ServerConfig:
             "backend": self.backend,
             "noise_generation": self.noise_generation,
             "fit_intercept": self.fit_intercept,
+            "classes": None if self.classes is None else list(self.classes),
             "parties": [p.name for p in self.parties],
             "label_party": self.label_party,
         }
@@ -376,17 +426,7 @@ def party_config_from_dict(table, base=Path("."), source="<dict>"):
         label_bounds = _bound(data, "label_bounds", data.get("label_bounds", list))
     if label is None and label_bounds is not None:
         data._fail("label_bounds", "is only for the label party (set data.label)")
-    classes = data.get(
-        "classes",
-        list,
-        None,
-        lambda v: (
-            len(v) == 2
-            and len(set(v)) == 2
-            and all(isinstance(c, int | str) and not isinstance(c, bool) for c in v)
-        ),
-        "two distinct class labels (integers or strings)",
-    )
+    classes = data.get("classes", list, None, _class_labels, _CLASSES_EXPECTED)
     if label is None and classes is not None:
         data._fail("classes", "is only for the label party (set data.label)")
     if id_column in features or (label is not None and label in features + [id_column]):
@@ -415,7 +455,7 @@ def party_config_from_dict(table, base=Path("."), source="<dict>"):
         max_epsilon=pol.get("max_epsilon", float, check=_positive, expected="> 0"),
         max_delta=pol.get("max_delta", float, 0.0, lambda v: 0 <= v < 1, "in [0, 1)"),
         backends=_strings(pol, "backends", BACKENDS, ("bfv",)),
-        objectives=_strings(pol, "objectives", OBJECTIVES, OBJECTIVES),
+        objectives=_strings(pol, "objectives", POLICY_OBJECTIVES, POLICY_OBJECTIVES),
         min_samples=pol.get("min_samples", int, 1, lambda v: v >= 1, ">= 1"),
         noise_generation=_strings(
             pol, "noise_generation", NOISE_GENERATION, ("threshold", "distributed")
@@ -507,6 +547,18 @@ def server_config_from_dict(table, base=Path("."), source="<dict>"):
         )
     ):
         m._fail("pairwise_epsilon", f"must be a {len(parties)} x {len(parties)} matrix")
+    classes = m.get("classes", list, None, _class_labels, _CLASSES_EXPECTED)
+    if classes is not None and objective != "logistic":
+        m._fail("classes", "is only for objective = 'logistic'", classes)
+    # the roles refuse bottom-up budgets for the multinomial objective
+    # (skdp.vertical._plan.make_plan); refused here, before anyone connects
+    if classes is not None and len(classes) > 2 and budget == "bottom-up":
+        m._fail(
+            "budget",
+            f"'bottom-up' supports two classes only (model.classes declares "
+            f"{len(classes)}); use 'top-down'",
+            budget,
+        )
     config = ServerConfig(
         name=name,
         listen=listen,
@@ -548,6 +600,7 @@ def server_config_from_dict(table, base=Path("."), source="<dict>"):
         ),  # fmt: skip
         postprocessing=m.get("postprocessing", str, "ridge"),
         random_state=m.get("random_state", int, None),
+        classes=None if classes is None else tuple(classes),
         output=output,
         timeouts=_timeouts(r),
         max_message_bytes=max_mb * 2**20,

@@ -45,7 +45,9 @@ def save_model(path, model):
     """Write ``model`` (a dict) to ``PATH.npz`` + ``PATH.json``, atomically.
 
     ``model`` holds ``estimator`` (``"VerticalFMRegressor"`` or
-    ``"VerticalFMClassifier"``), ``coef``, ``intercept``, ``params`` (the
+    ``"VerticalFMClassifier"``), ``coef`` (shape (n_features,), or (n_classes,
+    n_features) for more than two classes), ``intercept`` (a number, or one per
+    class), ``params`` (the
     estimator's constructor parameters), ``n_features_in``, and optionally
     ``feature_names``, ``classes``, ``bounds_lower``/``bounds_upper``,
     ``data_norm``, ``bounds_y``, ``intercept_scaling``, ``offset_X``/``offset_y``
@@ -88,7 +90,9 @@ def load_model(path):
     -------
     VerticalFMRegressor or VerticalFMClassifier
         With ``coef_``, ``intercept_``, ``n_features_in_`` (and
-        ``feature_names_in_``, ``classes_``), the declared domain
+        ``feature_names_in_``, ``classes_``; for more than two classes
+        ``coef_`` of shape (n_classes, n_features) and ``intercept_`` of shape
+        (n_classes,), predicting with the softmax), the declared domain
         (``bounds_``, ``data_norm_``), ``privacy_spent_`` and ``party_privacy_``.
 
     Examples
@@ -127,7 +131,12 @@ def load_model(path):
             params[k] = tuple(params[k])
     est = cls(**params)
     est.coef_ = arrays["coef"]
-    est.intercept_ = float(meta["intercept"])
+    intercept = meta["intercept"]
+    # one intercept per class (multinomial), else a number
+    if isinstance(intercept, list):
+        est.intercept_ = np.asarray([_number(v) for v in intercept], dtype=np.float64)
+    else:
+        est.intercept_ = float(_number(intercept))
     est.n_features_in_ = int(meta["n_features_in"])
     if meta.get("feature_names"):
         est.feature_names_in_ = np.asarray(meta["feature_names"], dtype=object)

@@ -5,10 +5,11 @@ A run has four phases (every message over mutually authenticated TLS, see
 
 1. **connect**: every participant waits until its peers answer, each pinned by
    the CA and its expected name;
-2. **session**: the server sends every party its *request* (objective, epsilon,
-   delta, backend, noise generation, the parties and their role names); each
-   party checks the request against its policy, aligns its record ids with the
-   other parties (:mod:`~skdp.vertical.federated._alignment`) and answers
+2. **session**: the server sends every party its *request* (objective and
+   declared classes, epsilon, delta, backend, noise generation, the parties and
+   their role names); each party checks the request against its policy (the
+   label party also against its declared classes), aligns its record ids with
+   the other parties (:mod:`~skdp.vertical.federated._alignment`) and answers
    ``accept`` or ``refuse`` (with the reason, and then exits non-zero);
 3. **protocol**: once every party accepted, each process hosts its role of the
    vertical protocol (built by :mod:`~skdp.vertical.federated._roles`) and
@@ -44,6 +45,7 @@ from skdp.vertical.federated._data import convert_labels, read_party_data
 from skdp.vertical.federated._model import save_model
 from skdp.vertical.federated._node import CONTROL, FederatedError, Node
 from skdp.vertical.federated._roles import (
+    check_label_request,
     label_info,
     model_file,
     party_role,
@@ -238,6 +240,7 @@ def run_party(config, *, make_role=None, started=None, verbose=0):
             own_eps = request["party_epsilon"][index]
         try:
             config.policy.check(request, len(data.ids), own_eps)
+            check_label_request(config, request)  # its classes, not another's
         except PolicyError as exc:
             node.send(
                 Message(

@@ -91,8 +91,9 @@ class Deployment:
     """Configs for a server and K parties, in ``tmp_path``.
 
     ``blocks[k]``: party k's columns (n x d_k); ``y``: the label party's labels
-    (party 0 holds them). Edit ``parties[k]`` / ``server`` dicts before
-    :meth:`write`.
+    (party 0 holds them); ``classes``: the classes both the label party and (for
+    more than two) the server declare (default ``[0, 1]``, declared by the label
+    party only). Edit ``parties[k]`` / ``server`` dicts before :meth:`write`.
     """
 
     def __init__(
@@ -112,6 +113,7 @@ class Deployment:
         ids=None,
         random_state=0,
         timeouts=None,
+        classes=None,
     ):
         self.dir = Path(tmp_path)
         K = len(blocks)
@@ -140,7 +142,7 @@ class Deployment:
                 if objective == "linear":
                     data["label_bounds"] = list(label_bounds)
                 else:
-                    data["classes"] = [0, 1]
+                    data["classes"] = list(classes or [0, 1])
             # rows shuffled per party: the runtime must sort them by id
             order = np.random.default_rng(k).permutation(n)
             write_csv(
@@ -197,6 +199,8 @@ class Deployment:
                 for k, n in enumerate(self.names)
             ],
         }
+        if classes is not None and len(classes) > 2:
+            self.server["model"]["classes"] = list(classes)
 
     def write(self):
         paths = {"server": write_toml(self.dir / "server.toml", self.server)}

@@ -95,7 +95,7 @@ def _broken(table, path, value=None, delete=False):
         (["data", "features"], [], False, "key 'data.features' must be non-empty"),
         (["data", "features"], ["id"], False, "must not contain the id"),
         (["data", "label_bounds"], [1, 0], False, "finite lower < upper"),
-        (["data", "classes"], [1, 1], False, "two distinct class labels"),
+        (["data", "classes"], [1, 1], False, "two or more distinct class labels"),
         (["domain", "bounds"], {"age": [0, 1]}, False, "unbounded: \\['income'\\]"),
         (["domain", "bounds", "other"], [0, 1], False, "not one of data.features"),
         (["policy", "max_epsilon"], -1.0, False, "'policy.max_epsilon' must be > 0"),

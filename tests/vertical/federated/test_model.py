@@ -80,3 +80,39 @@ def test_not_a_model(tmp_path):
     (tmp_path / "x.npz").write_bytes(b"")
     with pytest.raises(ValueError, match="not an skdp vertical model"):
         load_model(tmp_path / "x")
+
+
+def test_multinomial_classifier_round_trip(tmp_path):
+    """Three classes: coef (C, d) and intercept (C,) round-trip through npz and
+    JSON (no pickle) and load as a fitted softmax classifier."""
+    coef = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]])
+    intercept = np.array([0.0, 0.5, -0.5])
+    npz, js = save_model(
+        tmp_path / "m",
+        _model(
+            estimator="VerticalFMClassifier",
+            coef=coef,
+            intercept=intercept,
+            n_features_in=2,
+            classes=["a", "b", "c"],
+            params={"epsilon": 0.5, "classes": ["a", "b", "c"]},
+            bounds_lower=None,
+            bounds_upper=None,
+        ),
+    )
+    meta = json.loads(js.read_text())
+    assert meta["intercept"] == [0.0, 0.5, -0.5]
+    with np.load(npz, allow_pickle=False) as data:
+        assert data["coef"].shape == (3, 2)
+    clf = load_model(tmp_path / "m")
+    check_is_fitted(clf)
+    np.testing.assert_array_equal(clf.coef_, coef)
+    np.testing.assert_array_equal(clf.intercept_, intercept)
+    assert clf.classes == ["a", "b", "c"] and clf.classes_.tolist() == ["a", "b", "c"]
+    X = np.array([[3.0, 0.0], [0.0, 3.0], [-3.0, -3.0]])
+    assert clf.predict(X).tolist() == ["a", "b", "c"]
+    z = X @ coef.T + intercept
+    expected = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(clf.predict_proba(X), expected, rtol=1e-12)
+    np.testing.assert_array_equal(clf.decision_function(X), z)
+    assert clone(clf).get_params()["classes"] == ["a", "b", "c"]
