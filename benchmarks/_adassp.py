@@ -31,7 +31,16 @@ The tail shift of ``lam_min`` and the ridge rule keep the paper's form with our
 ``s``. Domain: features are centred at the midpoints of their declared ranges
 (public) and a constant column ``c`` is appended for the intercept, so
 ``R^2 = sum_j h_j^2 + c^2`` with ``h_j`` the half-widths and ``c = max h_j``;
-labels are centred at their declared midpoint, ``B`` = half-width.
+labels are centred at their declared midpoint, ``B`` = half-width. With only a
+row-norm bound ``data_norm`` declared (``bounds_X=None``), rows are scaled down
+to it and ``c = data_norm`` (every ``|x_j| <= data_norm``).
+
+Without an intercept (``fit_intercept=False``) nothing is centred (a shift
+could not be undone) and no column is appended: ``R`` is the smaller of
+``data_norm`` and the radius ``||max(|lower|, |upper|)||_2`` of the uncentred
+box, and ``B = max(|y_lower|, |y_upper|)``. This is Wang's Algorithm 2 exactly
+as stated (no intercept, ``||x|| <= R``, ``|y| <= B``); the three sensitivities
+above hold with these ``R`` and ``B``.
 
 References
 ----------
@@ -69,8 +78,10 @@ class AdaSSP:
     ----------
     epsilon, delta : float
         Total budget; ``epsilon = inf`` gives OLS.
-    bounds_X : (lower, upper)
+    bounds_X : (lower, upper) or None
         Declared feature box (scalars or arrays); data are clipped to it.
+        ``None`` when only ``data_norm`` is declared (the box is then
+        ``[-data_norm, data_norm]`` per coordinate).
     bounds_y : (lower, upper)
         Declared label range; labels are clipped to it.
     data_norm : float or None
@@ -79,6 +90,9 @@ class AdaSSP:
         than the centred box's radius, X is not centred and ``R^2`` is
         ``data_norm^2 + c^2`` with ``c = max |x_j|`` (centring would destroy the
         sparsity the norm bound comes from); rows are scaled down to it.
+    fit_intercept : bool
+        ``False`` fits ``y ~ X w`` without centring or a constant column (Wang's
+        setting); ``intercept_`` is then 0.
     rho : float
         Failure probability of the ridge rule (the paper's default 0.05).
     random_state : int or None
@@ -92,6 +106,7 @@ class AdaSSP:
         bounds_X,
         bounds_y,
         data_norm=None,
+        fit_intercept=True,
         rho=0.05,
         random_state=None,
     ):
@@ -100,16 +115,28 @@ class AdaSSP:
         self.bounds_X = bounds_X
         self.bounds_y = bounds_y
         self.data_norm = data_norm
+        self.fit_intercept = fit_intercept
         self.rho = rho
         self.random_state = random_state
 
     def _design(self, X):
-        """Centred (or norm-bounded) rows with the intercept column; their radius."""
-        lo, hi = (
-            np.broadcast_to(np.asarray(b, float), X.shape[1:]) for b in self.bounds_X
-        )
-        mid, half = (lo + hi) / 2, (hi - lo) / 2
+        """Released rows (with the intercept column if any), shift, c and radius."""
+        if self.bounds_X is None:
+            if self.data_norm is None:
+                raise ValueError("AdaSSP needs bounds_X or data_norm.")
+            bounds = (-self.data_norm, self.data_norm)
+        else:
+            bounds = self.bounds_X
+        lo, hi = (np.broadcast_to(np.asarray(b, float), X.shape[1:]) for b in bounds)
         Z = np.clip(X, lo, hi)
+        if not self.fit_intercept:
+            # no intercept to absorb a shift: rows as declared, no constant column
+            radius = math.sqrt(float(np.sum(np.maximum(np.abs(lo), np.abs(hi)) ** 2)))
+            if self.data_norm is not None and self.data_norm < radius:
+                norms = np.maximum(np.linalg.norm(Z, axis=1) / self.data_norm, 1.0)
+                Z, radius = Z / norms[:, None], self.data_norm
+            return Z, np.zeros_like(lo), 0.0, radius
+        mid, half = (lo + hi) / 2, (hi - lo) / 2
         centred_radius = math.sqrt(float(np.sum(half**2)))
         if self.data_norm is not None and self.data_norm < centred_radius:
             norms = np.maximum(np.linalg.norm(Z, axis=1) / self.data_norm, 1.0)
@@ -129,7 +156,10 @@ class AdaSSP:
         y = np.asarray(y, dtype=float)
         Z, mid, c, R = self._design(X)
         ylo, yhi = (float(v) for v in self.bounds_y)
-        y_mid, B = (ylo + yhi) / 2, (yhi - ylo) / 2
+        if self.fit_intercept:
+            y_mid, B = (ylo + yhi) / 2, (yhi - ylo) / 2
+        else:
+            y_mid, B = 0.0, max(abs(ylo), abs(yhi))
         t = np.clip(y, ylo, yhi) - y_mid
         p = Z.shape[1]
         XX, Xy = Z.T @ Z, Z.T @ t
@@ -157,6 +187,9 @@ class AdaSSP:
             E = E + np.triu(E, 1).T
             xy_hat = Xy + s_Xy * rng.standard_normal(p)
             w = np.linalg.lstsq(XX + E + lam * np.eye(p), xy_hat, rcond=None)[0]
+        if not self.fit_intercept:
+            self.coef_, self.intercept_ = w, 0.0
+            return self
         self.coef_ = w[:-1]
         self.intercept_ = float(w[-1] * c + y_mid - mid @ w[:-1])
         return self
@@ -175,7 +208,15 @@ class AdaSSPClassifier(AdaSSP):
     """
 
     def __init__(
-        self, epsilon, delta, *, bounds_X, data_norm=None, rho=0.05, random_state=None
+        self,
+        epsilon,
+        delta,
+        *,
+        bounds_X,
+        data_norm=None,
+        fit_intercept=True,
+        rho=0.05,
+        random_state=None,
     ):
         super().__init__(
             epsilon,
@@ -183,6 +224,7 @@ class AdaSSPClassifier(AdaSSP):
             bounds_X=bounds_X,
             bounds_y=(-1.0, 1.0),
             data_norm=data_norm,
+            fit_intercept=fit_intercept,
             rho=rho,
             random_state=random_state,
         )

@@ -1,10 +1,13 @@
-"""Functional mechanism: FMLinearRegression / FMLogisticRegression vs diffprivlib.
+"""Functional mechanism: FMLinearRegression / FMLogisticRegression vs diffprivlib
+and AdaSSP.
 
 1. Synthetic linear regression (issue 3, target 1): rows uniform on the unit
    sphere (||x||_2 = 1), ``y = clip(x @ coef + 0.05 N(0, 1), -1, 1)`` with
    ``||coef||_2 = 1``, no intercept, n = 20,000 train / 5,000 test. Test MSE,
    median over seeds. skdp declares ``data_norm=1, bounds_y=(-1, 1)``;
-   diffprivlib ``bounds_X=(-1, 1), bounds_y=(-1, 1)``.
+   diffprivlib ``bounds_X=(-1, 1), bounds_y=(-1, 1)``; AdaSSP (``_adassp.py``,
+   Wang 2018) the same domain as skdp (``data_norm=1, bounds_y=(-1, 1)``,
+   ``fit_intercept=False``: Wang's algorithm exactly, ``R = B = 1``).
 2. Adult logistic regression (target 2): bundled Adult without missing rows
    (train split to fit, test split to score), encoded by
    ``_common.adult_unit_features``: numeric columns mapped from declared public
@@ -13,13 +16,19 @@
    construction. skdp declares ``data_norm=1`` and ``max_nonzero=12`` (one
    non-zero per original column, a property of the encoding, not of the data).
    Accuracy, median over seeds. diffprivlib gets ``data_norm = max row norm`` (as
-   in the issue's reference run).
+   in the issue's reference run). AdaSSP (``AdaSSPClassifier``: least squares on
+   2y - 1, the linear-probability counterpart of FM's Taylor surrogate) declares
+   ``data_norm=1`` like skdp (intercept column ``c = 1``, so ``R = sqrt(2)``);
+   ``max_nonzero`` does not enter its sensitivities.
 3. Speed (target 3): fit time of FMLinearRegression vs sklearn LinearRegression
    on the same data, and peak traced memory of ``fit_chunks`` as n grows.
 
 diffprivlib 0.6.6 imports only with scikit-learn < 1.7: its columns are filled
 when it imports (run this file from a venv with scikit-learn 1.6.1) and marked
-"n/a" otherwise. The Gaussian variant uses delta = 1e-5.
+"n/a" otherwise. The Gaussian variant and AdaSSP ((eps, delta)-DP, three
+analytic-Gaussian releases at (eps / 3, delta / 3), replace-one sensitivities) use
+delta = 1e-5; "Gaussian < AdaSSP" is the like-for-like verdict (both
+(eps, delta)).
 """
 
 import sys
@@ -32,6 +41,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sklearn  # noqa: E402
+from _adassp import AdaSSP, AdaSSPClassifier  # noqa: E402
 from _common import (
     adult_unit_features,
     cli,
@@ -85,7 +95,7 @@ def synthetic_linear(quick):
     n_train, n_test = 20_000, 5_000
     rows, curves = [], {}
     for d in (5, 20, 50):
-        per = {k: {e: [] for e in LIN_EPS} for k in ("lap", "gau", "dpl")}
+        per = {k: {e: [] for e in LIN_EPS} for k in ("lap", "gau", "dpl", "ada")}
         nonpriv, var_y = [], []
         for seed in progress(range(n_seeds), "FM seeds"):
             rng = np.random.default_rng(1000 * d + seed)
@@ -106,6 +116,16 @@ def synthetic_linear(quick):
                         random_state=seed,
                     ).fit(Xtr, ytr)
                     per[key][eps].append(np.mean((reg.predict(Xte) - yte) ** 2))
+                ada = AdaSSP(
+                    eps,
+                    DELTA,
+                    bounds_X=None,
+                    bounds_y=(-1, 1),
+                    data_norm=1.0,
+                    fit_intercept=False,
+                    random_state=seed,
+                ).fit(Xtr, ytr)
+                per["ada"][eps].append(np.mean((ada.predict(Xte) - yte) ** 2))
                 if DPL_VERSION:
                     dpl = _quiet_fit(
                         DPLLinearRegression(
@@ -120,7 +140,9 @@ def synthetic_linear(quick):
                     )
                     per["dpl"][eps].append(np.mean((dpl.predict(Xte) - yte) ** 2))
         for eps in LIN_EPS:
-            lap, gau, dpl = (_fmt(per[k][eps]) for k in ("lap", "gau", "dpl"))
+            lap, gau, dpl, ada = (
+                _fmt(per[k][eps]) for k in ("lap", "gau", "dpl", "ada")
+            )
             npv, vy = float(np.median(nonpriv)), float(np.median(var_y))
             best = min(lap, gau)
             rows.append(
@@ -130,11 +152,13 @@ def synthetic_linear(quick):
                     lap,
                     gau,
                     dpl,
+                    ada,
                     npv,
                     vy,
                     f"{best / npv:.2f}",
                     "yes" if max(lap, gau) < vy else "NO",
                     "n/a" if dpl == "n/a" else ("yes" if max(lap, gau) < dpl else "NO"),
+                    "yes" if gau < ada else "NO",
                 ]
             )
         curves[d] = (per, float(np.median(nonpriv)), float(np.median(var_y)))
@@ -144,16 +168,20 @@ def synthetic_linear(quick):
         "skdp Laplace",
         "skdp Gaussian",
         "diffprivlib",
+        "AdaSSP",
         "non-private",
         "var(y)",
         "best skdp / non-private",
         "both < var(y)",
         "both < diffprivlib",
+        "Gaussian < AdaSSP",
     ]
     text = (
         f"### 1. Synthetic linear regression: test MSE, median of {n_seeds} seeds\n\n"
         f"n = {n_train} train / {n_test} test, ||x|| = 1, |y| <= 1, no intercept; "
-        f"Gaussian delta = {DELTA}.\n\n" + markdown_table(header, rows)
+        f"Gaussian delta = {DELTA}. AdaSSP (Wang 2018, no intercept) declares the "
+        f"same domain as skdp (data_norm = 1, bounds_y = (-1, 1)) at the same "
+        f"(eps, delta = {DELTA}).\n\n" + markdown_table(header, rows)
     )
     return text, curves, rows
 
@@ -201,14 +229,14 @@ def adult_logistic(quick):
     taylor = FMLogisticRegression(epsilon=np.inf, data_norm=1.0, classes=[0, 1])
     taylor.fit(Xtr, ytr)
     taylor_acc = taylor.score(Xte, yte)
-    rows, curves = [], {"lap": [], "gau": [], "dpl": [], "dense": []}
+    rows, curves = [], {"lap": [], "gau": [], "dpl": [], "dense": [], "ada": []}
     variants = (
         ("lap", "laplace", n_columns),
         ("gau", "gaussian", n_columns),
         ("dense", "laplace", None),
     )
     for eps in LOG_EPS:
-        acc = {"lap": [], "gau": [], "dpl": [], "dense": []}
+        acc = {"lap": [], "gau": [], "dpl": [], "dense": [], "ada": []}
         for seed in progress(range(n_seeds), "FM seeds"):
             for key, mech, max_nonzero in variants:
                 clf = FMLogisticRegression(
@@ -221,6 +249,10 @@ def adult_logistic(quick):
                     random_state=seed,
                 ).fit(Xtr, ytr)
                 acc[key].append(clf.score(Xte, yte))
+            ada = AdaSSPClassifier(
+                eps, DELTA, bounds_X=None, data_norm=1.0, random_state=seed
+            ).fit(Xtr, ytr)
+            acc["ada"].append(ada.score(Xte, yte))
             if DPL_VERSION:
                 dpl = _quiet_fit(
                     DPLLogisticRegression(
@@ -230,8 +262,9 @@ def adult_logistic(quick):
                     ytr,
                 )
                 acc["dpl"].append(dpl.score(Xte, yte))
-        lap, gau, dpl, dense = (_fmt(acc[k]) for k in ("lap", "gau", "dpl", "dense"))
-        for k, v in (("lap", lap), ("gau", gau), ("dpl", dpl), ("dense", dense)):
+        keys = ("lap", "gau", "dpl", "dense", "ada")
+        lap, gau, dpl, dense, ada = (_fmt(acc[k]) for k in keys)
+        for k, v in zip(keys, (lap, gau, dpl, dense, ada)):
             curves[k].append(v)
         rows.append(
             [
@@ -240,11 +273,13 @@ def adult_logistic(quick):
                 gau,
                 dense,
                 dpl,
+                ada,
                 nonpriv,
                 taylor_acc,
                 majority,
                 "yes" if lap >= majority else "NO",
                 "n/a" if dpl == "n/a" else ("yes" if lap >= dpl else "NO"),
+                "yes" if gau >= ada else "NO",
             ]
         )
     header = [
@@ -253,11 +288,13 @@ def adult_logistic(quick):
         "skdp Gaussian",
         "skdp Laplace w/o max_nonzero",
         "diffprivlib",
+        "AdaSSP",
         "non-private (sklearn)",
         "non-private Taylor (eps=inf)",
         "majority",
         "Laplace >= majority",
         "Laplace >= diffprivlib",
+        "Gaussian >= AdaSSP",
     ]
     text = (
         f"### 2. Adult logistic regression: test accuracy, median of {n_seeds} "
@@ -265,7 +302,9 @@ def adult_logistic(quick):
         f"{Xtr.shape[1]} features, ||x|| <= 1 by construction (max row norm "
         f"{max_norm:.3f}); skdp declares data_norm=1 and max_nonzero="
         f"{n_columns} (one non-zero per original column); Gaussian delta = "
-        f"{DELTA}.\n\n" + markdown_table(header, rows)
+        f"{DELTA}. AdaSSP (Wang 2018; least squares on 2y - 1, with intercept) "
+        f"declares data_norm = 1 like skdp, at the same (eps, delta = {DELTA})."
+        "\n\n" + markdown_table(header, rows)
     )
     return text, curves, (nonpriv, majority)
 
@@ -361,6 +400,9 @@ def _plot(out_dir, name, lin_curves, log_curves, log_refs):
             ax.plot(
                 LIN_EPS, [np.median(per[key][e]) for e in LIN_EPS], "o-", label=label
             )
+        ax.plot(
+            LIN_EPS, [np.median(per["ada"][e]) for e in LIN_EPS], "^-.", label="AdaSSP"
+        )
         if per["dpl"][LIN_EPS[0]]:
             ax.plot(
                 LIN_EPS,
@@ -378,6 +420,7 @@ def _plot(out_dir, name, lin_curves, log_curves, log_refs):
         ("lap", "skdp Laplace"),
         ("gau", "skdp Gaussian"),
         ("dpl", "diffprivlib"),
+        ("ada", "AdaSSP"),
     ):
         vals = log_curves[key]
         if vals and vals[0] != "n/a":
@@ -395,7 +438,8 @@ def _plot(out_dir, name, lin_curves, log_curves, log_refs):
 
 
 def main(quick=True, out_dir="benchmarks/results"):
-    """Functional mechanism vs diffprivlib: synthetic linear, Adult, speed."""
+    """Functional mechanism vs diffprivlib and AdaSSP: synthetic linear, Adult,
+    speed."""
     start = time.perf_counter()
     mode = (
         "quick (2 seeds, speed at n = 100,000, 1 BLAS thread)"
