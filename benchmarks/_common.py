@@ -9,6 +9,16 @@ from pathlib import Path
 import numpy as np
 
 
+def delta_for(n_train):
+    """The delta of every (eps, delta) method in the benchmarks: min(1/n^2, 1e-5).
+
+    delta = 1 / n would allow a mechanism that publishes one whole record (each
+    with probability 1 / n), so delta must be well below 1 / n; 1 / n^2 is the
+    usual choice, and 1e-5 caps it for small n.
+    """
+    return min(1.0 / n_train**2, 1e-5)
+
+
 def median_time(fn, repeats=5):
     """Median wall time of ``fn()`` over ``repeats`` calls (after one warm-up)."""
     fn()

@@ -27,7 +27,8 @@ diffprivlib 0.6.6 imports only with scikit-learn < 1.7: its columns are filled
 when it imports (run this file from a venv with scikit-learn 1.6.1) and marked
 "n/a" otherwise. The Gaussian variant and AdaSSP ((eps, delta)-DP, three
 analytic-Gaussian releases at (eps / 3, delta / 3), replace-one sensitivities) use
-delta = 1e-5; "Gaussian < AdaSSP" is the like-for-like verdict (both
+delta = min(1 / n^2, 1e-5) (``_common.delta_for``; 1 / n would allow a mechanism
+that publishes one record); "Gaussian < AdaSSP" is the like-for-like verdict (both
 (eps, delta)).
 """
 
@@ -45,6 +46,7 @@ from _adassp import AdaSSP, AdaSSPClassifier  # noqa: E402
 from _common import (
     adult_unit_features,
     cli,
+    delta_for,
     machine_description,
     markdown_table,
     optional_diffprivlib,
@@ -65,7 +67,6 @@ DPL_VERSION, DPLLinearRegression, DPLLogisticRegression, DPL_ERROR = (
     optional_diffprivlib()
 )
 
-DELTA = 1e-5
 LIN_EPS = [0.1, 1.0, 10.0]
 LOG_EPS = [0.1, 0.5, 1.0, 5.0, 10.0]
 
@@ -93,6 +94,7 @@ def _fmt(values):
 def synthetic_linear(quick):
     n_seeds = 2 if quick else 10
     n_train, n_test = 20_000, 5_000
+    delta = delta_for(n_train)
     rows, curves = [], {}
     for d in (5, 20, 50):
         per = {k: {e: [] for e in LIN_EPS} for k in ("lap", "gau", "dpl", "ada")}
@@ -108,7 +110,7 @@ def synthetic_linear(quick):
                 for key, mech in (("lap", "laplace"), ("gau", "gaussian")):
                     reg = FMLinearRegression(
                         epsilon=eps,
-                        delta=DELTA,
+                        delta=delta,
                         mechanism=mech,
                         data_norm=1.0,
                         bounds_y=(-1, 1),
@@ -118,7 +120,7 @@ def synthetic_linear(quick):
                     per[key][eps].append(np.mean((reg.predict(Xte) - yte) ** 2))
                 ada = AdaSSP(
                     eps,
-                    DELTA,
+                    delta,
                     bounds_X=None,
                     bounds_y=(-1, 1),
                     data_norm=1.0,
@@ -179,9 +181,10 @@ def synthetic_linear(quick):
     text = (
         f"### 1. Synthetic linear regression: test MSE, median of {n_seeds} seeds\n\n"
         f"n = {n_train} train / {n_test} test, ||x|| = 1, |y| <= 1, no intercept; "
-        f"Gaussian delta = {DELTA}. AdaSSP (Wang 2018, no intercept) declares the "
+        f"Gaussian delta = min(1/n^2, 1e-5) = {delta:.3g}. AdaSSP (Wang 2018, "
+        "no intercept) declares the "
         f"same domain as skdp (data_norm = 1, bounds_y = (-1, 1)) at the same "
-        f"(eps, delta = {DELTA}).\n\n" + markdown_table(header, rows)
+        "(eps, delta).\n\n" + markdown_table(header, rows)
     )
     return text, curves, rows
 
@@ -229,6 +232,7 @@ def adult_logistic(quick):
     taylor = FMLogisticRegression(epsilon=np.inf, data_norm=1.0, classes=[0, 1])
     taylor.fit(Xtr, ytr)
     taylor_acc = taylor.score(Xte, yte)
+    delta = delta_for(Xtr.shape[0])
     rows, curves = [], {"lap": [], "gau": [], "dpl": [], "dense": [], "ada": []}
     variants = (
         ("lap", "laplace", n_columns),
@@ -241,7 +245,7 @@ def adult_logistic(quick):
             for key, mech, max_nonzero in variants:
                 clf = FMLogisticRegression(
                     epsilon=eps,
-                    delta=DELTA,
+                    delta=delta,
                     mechanism=mech,
                     data_norm=1.0,
                     max_nonzero=max_nonzero,
@@ -250,7 +254,7 @@ def adult_logistic(quick):
                 ).fit(Xtr, ytr)
                 acc[key].append(clf.score(Xte, yte))
             ada = AdaSSPClassifier(
-                eps, DELTA, bounds_X=None, data_norm=1.0, random_state=seed
+                eps, delta, bounds_X=None, data_norm=1.0, random_state=seed
             ).fit(Xtr, ytr)
             acc["ada"].append(ada.score(Xte, yte))
             if DPL_VERSION:
@@ -302,8 +306,9 @@ def adult_logistic(quick):
         f"{Xtr.shape[1]} features, ||x|| <= 1 by construction (max row norm "
         f"{max_norm:.3f}); skdp declares data_norm=1 and max_nonzero="
         f"{n_columns} (one non-zero per original column); Gaussian delta = "
-        f"{DELTA}. AdaSSP (Wang 2018; least squares on 2y - 1, with intercept) "
-        f"declares data_norm = 1 like skdp, at the same (eps, delta = {DELTA})."
+        f"min(1/n^2, 1e-5) = {delta:.3g}. AdaSSP (Wang 2018; least squares on "
+        "2y - 1, with intercept) "
+        "declares data_norm = 1 like skdp, at the same (eps, delta)."
         "\n\n" + markdown_table(header, rows)
     )
     return text, curves, (nonpriv, majority)

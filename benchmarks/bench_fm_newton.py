@@ -22,9 +22,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _real_tasks  # noqa: E402
-from _common import cli, markdown_table, progress, pyplot, write_result  # noqa: E402
+from _common import (  # noqa: E402
+    cli,
+    delta_for,
+    markdown_table,
+    progress,
+    pyplot,
+    write_result,
+)
 from _fm_gradient_steps import FMGradientSteps  # noqa: E402
-from bench_fm_utility import _fm_kwargs, _split, delta_for  # noqa: E402
+from bench_fm_utility import _fm_kwargs, _split  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
 
 from skdp.linear_model import FMLogisticRegression  # noqa: E402

@@ -45,6 +45,7 @@ import _real_tasks  # noqa: E402
 from _adassp import AdaSSP, AdaSSPClassifier  # noqa: E402
 from _common import (  # noqa: E402
     cli,
+    delta_for,
     markdown_table,
     optional_diffprivlib,
     progress,
@@ -78,10 +79,6 @@ METHODS_MC = [
 
 def _methods(task):
     return METHODS_MC if task.kind == "multiclass" else METHODS
-
-
-def delta_for(n_train):
-    return min(1.0 / n_train**2, 1e-5)
 
 
 def _quiet(fit, *args):

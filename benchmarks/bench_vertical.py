@@ -37,7 +37,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _adassp import AdaSSP  # noqa: E402
-from _common import cli, markdown_table, pyplot, write_result  # noqa: E402
+from _common import cli, delta_for, markdown_table, pyplot, write_result  # noqa: E402
 
 from skdp.datasets import make_private_classification, make_private_regression  # noqa: E402
 from skdp.linear_model import FMLinearRegression  # noqa: E402
@@ -47,11 +47,6 @@ LINEAR_WEIGHT = 0.5  # explicit: the "auto" search costs seconds at d = 800
 
 
 LINK_BITS_PER_S = 100e6
-
-
-def delta_for(n_train):
-    """AdaSSP's delta: well below 1 / n (1 / n would allow publishing a record)."""
-    return min(1.0 / n_train**2, 1e-5)
 
 
 def installed(*modules):
