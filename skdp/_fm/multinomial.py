@@ -46,6 +46,13 @@ part is the binary one (:func:`~skdp._fm.sensitivity.sensitivity` with
   e_b - e_a`` restricted to the first ``C - 1`` classes: at most ``2 s`` (L1)
   and ``sqrt(2) s`` (L2) for ``C >= 3``.
 
+- Rows restricted to a set ``J`` (``lin_mask``; a vertical group): the same
+  bounds with ``M_1(J)``, ``M_2(J)``. Rows whose ``x`` is held fixed while only
+  the label changes (``label_only_mask``; a vertical label party's view of
+  another party's rows): ``c x_J (beta - beta')^T``, like the intercept row,
+  exactly ``c ||x_J||_1 ||beta - beta'||_1 <= 2 c M_1(J)`` and
+  ``sqrt(2) c M_2(J)`` for ``C >= 3``.
+
 The joint L1 sensitivity of the linear statistics of all classes is therefore
 ``2 c ((2C - 3)/C M_1 + s) < 4 c (M_1 + s/2)``: it does not grow with ``C``,
 while one-vs-rest must split the budget ``C`` ways. The parts add (L1) or add in

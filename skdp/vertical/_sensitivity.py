@@ -137,7 +137,29 @@ def _with_quadratic(domain, quad_mask, linear):
 def multinomial_group_sensitivity(domain, n_classes, c, quad_mask, rows):
     """A group's sensitivity for record neighbours (module Notes): the entries
     ``quad_mask`` of ``A`` and the rows ``rows`` (bool, (p,)) of ``c B``, all
-    ``C - 1`` columns of each."""
+    ``C - 1`` columns of each.
+
+    Examples
+    --------
+    Two parties of one column each in the box ``|x_j| <= 1``, no intercept,
+    the labels with party 0: the group ``("pair", 0, 1)`` is ``x_0 x_1 / 8``
+    and ``c x_1 beta(y)^T``, with sensitivity ``2/8 + 2 c (2C - 3)/C``.
+
+    >>> import numpy as np
+    >>> from skdp._fm import DataDomain
+    >>> dom = DataDomain(2, lower=-1, upper=1, fit_intercept=False)
+    >>> cross = np.array([[False, True], [False, False]])
+    >>> rows = np.array([False, True])
+    >>> float(multinomial_group_sensitivity(dom, 4, 0.5, cross, rows).l1)
+    1.5
+
+    The label party alone (``x_1`` fixed) moves it by ``2/8 + 2 c`` at most:
+
+    >>> own = np.array([True, False])
+    >>> float(multinomial_party_sensitivity(
+    ...     dom, 4, 0.5, cross, own, holds_labels=True, group_rows=rows).l1)
+    1.25
+    """
     linear = multinomial_sensitivity(
         domain, n_classes, linear_weight=c, quadratic=False, lin_mask=rows
     )

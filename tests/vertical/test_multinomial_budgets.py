@@ -331,6 +331,60 @@ def test_bottom_up_party_privacy(C):
         assert privacy[L] < TOTALS[L]
 
 
+@pytest.mark.parametrize("C", [3, 4])
+def test_party_sensitivity_per_group_against_the_plan_and_brute_force(C):
+    """A party without the labels enters every coordinate of its groups: its
+    sensitivity there is the group's. The label party on ("pair", L, q), x_q
+    fixed: brute force over its corners and labels attains Delta_{G,L}."""
+    c, L = 0.5, 1
+    plan = _plan(BOX, C, c)
+    p = BOX.n_coef
+    for key, g in plan.groups.items():
+        qm = np.zeros((p, p), bool)
+        qm[g.quad] = True
+        rows = np.zeros(p, bool)
+        rows[g.lin // (C - 1)] = True
+        for k in key[1:] if key[0] == "pair" else [key[1]]:
+            mine = np.zeros(p, bool)
+            mine[PARTS[k]] = True
+            sens = plan._multinomial_party_sensitivity(k, qm, mine, rows)
+            if k != L or key[0] == "local":
+                assert sens.l1 == pytest.approx(plan.specs[key]["l1"], rel=1e-12)
+                continue
+            q = key[2] if key[1] == L else key[1]
+            pos = _group_positions(g, p)
+            worst = 0.0
+            for x_q in itertools.product([-1.0, 1.0], repeat=SIZES[q]):
+                V = []
+                for x_l in itertools.product([-1.0, 1.0], repeat=SIZES[L]):
+                    x = np.zeros(6)
+                    x[PARTS[q]], x[PARTS[L]] = x_q, x_l
+                    V += [_release_vector(x, y, BOX, C, c)[pos] for y in range(C)]
+                worst = max(worst, _max_diff(np.array(V))[0])
+            assert worst == pytest.approx(sens.l1, rel=1e-12)
+            assert sens.l1 <= plan.specs[key]["l1"]
+
+
+def test_gaussian_top_down_party_privacy():
+    X, y = three_classes(n_classes=4)
+    clf = VerticalFMClassifier(
+        epsilon=1.0,
+        delta=1e-5,
+        mechanism="gaussian",
+        data_norm=1.0,
+        partition=PARTS,
+        label_party=1,
+        classes=list("abcd"),
+        linear_weight=0.5,
+        random_state=0,
+    ).fit(X, y)
+    privacy = clf.party_privacy_
+    assert np.all((privacy > 0) & (privacy <= 1.0))
+    # the label party's labels enter every linear coefficient
+    assert privacy.argmax() == 1
+    assert np.all(privacy[[0, 2]] < 1.0)
+
+
 # ------------------------------------------------------------------------- audit
 def _group_release(group, values_of, llr_a, llr_b):
     """Release of one group's coordinates (rounded to the lattice, plus its
