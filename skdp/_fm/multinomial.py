@@ -46,6 +46,13 @@ part is the binary one (:func:`~skdp._fm.sensitivity.sensitivity` with
   e_b - e_a`` restricted to the first ``C - 1`` classes: at most ``2 s`` (L1)
   and ``sqrt(2) s`` (L2) for ``C >= 3``.
 
+- Rows restricted to a set ``J`` (``lin_mask``; a vertical group): the same
+  bounds with ``M_1(J)``, ``M_2(J)``. Rows whose ``x`` is held fixed while only
+  the label changes (``label_only_mask``; a vertical label party's view of
+  another party's rows): ``c x_J (beta - beta')^T``, like the intercept row,
+  exactly ``c ||x_J||_1 ||beta - beta'||_1 <= 2 c M_1(J)`` and
+  ``sqrt(2) c M_2(J)`` for ``C >= 3``.
+
 The joint L1 sensitivity of the linear statistics of all classes is therefore
 ``2 c ((2C - 3)/C M_1 + s) < 4 c (M_1 + s/2)``: it does not grow with ``C``,
 while one-vs-rest must split the budget ``C`` ways. The parts add (L1) or add in
@@ -97,28 +104,79 @@ def _check_classes(n_classes):
     return C
 
 
-def _linear_parts(domain, C, c):
-    """(L1, L2) of the feature rows and of the intercept row of ``c B``."""
-    d = domain.n_features
-    idx = np.arange(d)
+def _record_rows_part(domain, C, c, idx):
+    """(L1, L2) of the feature rows ``idx`` of ``c B`` for a record neighbour
+    (``x`` and the label both change): ``2 c (2C - 3)/C M_1`` and
+    ``2 c sqrt(C^2 - C - 1)/C M_2`` over ``idx``, or the range bound."""
+    idx = np.asarray(idx, dtype=np.intp)
+    if idx.size == 0:
+        return 0.0, 0.0
     lo, hi = domain.feature_intervals
     plo, phi = _interval_product(
-        (np.full(d, 1.0 / C - 1.0), np.full(d, 1.0 / C)), (lo, hi)
+        (np.full(idx.size, 1.0 / C - 1.0), np.full(idx.size, 1.0 / C)),
+        (lo[idx], hi[idx]),
     )
     ranges = np.tile(c * (phi - plo), C - 1)
     l1 = 2.0 * c * (2 * C - 3) / C * _max_l1_in_domain(domain, idx)
     l2 = 2.0 * c * math.sqrt(C * C - C - 1) / C * max_l2_in_domain(domain, idx)
-    parts = [(min(l1, float(ranges.sum())), min(l2, float(np.sqrt(np.sum(ranges**2)))))]
-    if domain.fit_intercept:
+    return min(l1, float(ranges.sum())), min(l2, float(np.sqrt(np.sum(ranges**2))))
+
+
+def _label_change_factors(C):
+    """Largest ``||beta(y) - beta(y')||_1`` and ``||.||_2`` over the released
+    ``C - 1`` columns: ``e_b - e_a`` restricted to them (2 and sqrt(2) for
+    ``C >= 3``; 1 and 1 for ``C = 2``)."""
+    return (2.0 if C > 2 else 1.0), math.sqrt(min(C - 1, 2))
+
+
+def _label_rows_part(domain, C, c, idx):
+    """(L1, L2) of the feature rows ``idx`` of ``c B`` when only the label
+    changes (``x`` fixed): ``c x (beta - beta')^T``, exactly
+    ``c ||x||_1 ||beta - beta'||_1 <= 2 c M_1`` and ``sqrt(2) c M_2``."""
+    idx = np.asarray(idx, dtype=np.intp)
+    if idx.size == 0:
+        return 0.0, 0.0
+    f1, f2 = _label_change_factors(C)
+    return (
+        c * f1 * _max_l1_in_domain(domain, idx),
+        c * f2 * max_l2_in_domain(domain, idx),
+    )
+
+
+def _linear_parts(domain, C, c, lin_mask=None, label_only_mask=None):
+    """(L1, L2) parts of the rows of ``c B`` selected by ``lin_mask`` (record
+    neighbours; default all rows) and ``label_only_mask`` (only the label
+    changes; default none). The intercept row ``c s beta`` is a label-only row
+    whatever the neighbour (its ``x`` is the public ``s``)."""
+    d, p = domain.n_features, domain.n_coef
+    lm = np.ones(p, bool) if lin_mask is None else np.asarray(lin_mask, bool)
+    om = np.zeros(p, bool)
+    if label_only_mask is not None:
+        om = np.asarray(label_only_mask, bool)
+    if lm.shape != (p,) or om.shape != (p,):
+        raise ValueError(f"lin_mask and label_only_mask must have shape ({p},).")
+    if np.any(lm & om):
+        raise ValueError("a row is either a record row or a label-only row.")
+    parts = [_record_rows_part(domain, C, c, np.flatnonzero(lm[:d]))]
+    if label_only_mask is not None:
+        parts.append(_label_rows_part(domain, C, c, np.flatnonzero(om[:d])))
+    if domain.fit_intercept and (lm[d] or om[d]):
         s = abs(domain.intercept_scaling)
-        parts.append(
-            (c * s * (2.0 if C > 2 else 1.0), c * s * math.sqrt(min(C - 1, 2)))
-        )
+        f1, f2 = _label_change_factors(C)
+        parts.append((c * s * f1, c * s * f2))
     return parts
 
 
 def multinomial_sensitivity(
-    domain, n_classes, *, linear_weight=1.0, linear=True, quadratic=True
+    domain,
+    n_classes,
+    *,
+    linear_weight=1.0,
+    linear=True,
+    quadratic=True,
+    quad_mask=None,
+    lin_mask=None,
+    label_only_mask=None,
 ):
     """Replace-one L1 and L2 sensitivity of ``(A[triu], c B)`` (module Notes).
 
@@ -131,6 +189,16 @@ def multinomial_sensitivity(
         ``c``.
     linear, quadratic : bool
         Which parts to count (both by default).
+    quad_mask : bool array of shape (p, p) or None
+        Which entries of ``A`` to count (as in
+        :func:`~skdp._fm.sensitivity.sensitivity`); default all.
+    lin_mask : bool array of shape (p,) or None
+        Which rows of ``B`` to count, all ``C - 1`` columns of each, for a
+        neighbour that may change the row's ``x`` and the label; default all.
+    label_only_mask : bool array of shape (p,) or None
+        Rows of ``B`` (disjoint from ``lin_mask``) whose ``x`` is held fixed
+        and only the label changes: a vertical label party's view of another
+        party's rows (module Notes). Default none.
 
     Returns
     -------
@@ -143,10 +211,12 @@ def multinomial_sensitivity(
     parts = []
     if quadratic:
         p = domain.n_coef
-        quad = sensitivity("logistic_taylor", domain, lin_mask=np.zeros(p, bool))
+        quad = sensitivity(
+            "logistic_taylor", domain, quad_mask=quad_mask, lin_mask=np.zeros(p, bool)
+        )
         parts.append((quad.l1, quad.l2))
     if linear:
-        parts += _linear_parts(domain, C, c)
+        parts += _linear_parts(domain, C, c, lin_mask, label_only_mask)
     return Sensitivity(
         l1=float(sum(a for a, _ in parts)),
         l2=float(math.sqrt(sum(b * b for _, b in parts))),

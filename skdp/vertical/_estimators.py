@@ -94,11 +94,6 @@ class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstima
             n_parties=len(partition),
         )
         y = self._prepare_y(y, first_call=True)
-        if self._objective == "multinomial_taylor" and budgets is not None:
-            raise ValueError(
-                f'budget="bottom-up" supports two classes only, got '
-                f'{len(self.classes_)}; use budget="top-down".'
-            )
         domain = self._resolve_declared_domain(X.shape[1], X, y)
         # the spend depends only on public parameters: recorded (and checked
         # against any track_budget cap) before a single coefficient is released
@@ -228,8 +223,13 @@ _ATTRS_DOC = """
         coefficients that involve party k's data (for the label party also every
         linear coefficient), recomputed for the declared domain (for Gaussian
         noise, the exact epsilon at the same sigma and delta). Bottom-up:
-        ``eps^(k)``. It holds against outsiders (the model), the server (every
-        noisy coefficient) and any parties without the server; against parties
+        ``eps^(k)``. More than two classes: a party without the labels counts
+        only the linear rows of its own columns; the label party's labels
+        enter every row, the other parties' rows with their ``x`` fixed, which
+        costs it less for ``C >= 4`` (bottom-up: less than ``eps^(k)`` on its
+        pairs); see :mod:`skdp.vertical._sensitivity`. It holds against
+        outsiders (the model), the server (every noisy coefficient) and any
+        parties without the server; against parties
         colluding with the server only with ``noise_generation="threshold"``,
         and only as far as the backend holds: see ``privacy_threat_model_``.
     privacy_threat_model_ : dict
@@ -270,7 +270,12 @@ _NOTES_DOC = """
     ``Delta_k = d_k + d_k (2d - d_k)/4``). Bottom-up: group ``G`` (a party's own
     coefficients, or a pair's cross coefficients) is released with
     ``Lap(Delta_G / eps_G)``; the groups are disjoint, so a record costs
-    ``sum_G eps_G`` and party k's part ``eps^k + sum_l eps^kl``.
+    ``sum_G eps_G`` and party k's part ``eps^k + sum_l eps^kl``. With more
+    than two classes the groups are the same with ``C - 1`` linear columns per
+    row, and ``Delta_G`` is the group's restricted multinomial sensitivity:
+    the binary quadratic part, ``2 c (2C - 3)/C M_1(J)`` for its feature rows
+    ``J`` and ``2 c s`` for the intercept row (derivation and tests in
+    :mod:`skdp.vertical._sensitivity`).
 
     **Threat model.** Honest-but-curious server and parties; the server holds
     the only decryption key; it never sees an input ciphertext, a raw column, the
@@ -405,7 +410,9 @@ class VerticalFMClassifier(MulticlassFMClassifierMixin, _VerticalFM):
         party holds the one-hot of the first ``C - 1`` classes, its linear
         statistics ``sum_i x_i (1/C - y_i)`` take ``C - 1`` columns (so do the
         secure label x feature products), the quadratic ``X^T X / 8`` is
-        unchanged; ``budget="top-down"`` only.
+        unchanged. Top-down the release is the central one; bottom-up every
+        coefficient group gets Laplace noise at its budget and its restricted
+        multinomial sensitivity (:mod:`skdp.vertical._sensitivity`).
 
     Attributes
     ----------{_ATTRS_DOC}

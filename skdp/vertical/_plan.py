@@ -5,7 +5,6 @@ declared domain, the column partition, n), never on data, so the server computes
 it from the parties' declarations and any party can recompute what it is told.
 """
 
-import hashlib
 import math
 from dataclasses import dataclass
 
@@ -19,7 +18,6 @@ from skdp._fm import (
     n_released,
     objective_constants,
     release_noise_std,
-    sensitivity,
 )
 from skdp._fm.multinomial import (
     balanced_multinomial_weight,
@@ -27,6 +25,11 @@ from skdp._fm.multinomial import (
     multinomial_sensitivity,
 )
 from skdp.mechanisms import gaussian_delta
+from skdp.vertical._sensitivity import (
+    cached_sensitivity,
+    multinomial_group_sensitivity,
+    multinomial_party_sensitivity,
+)
 
 __all__ = [
     "NOISE_GENERATIONS",
@@ -307,27 +310,6 @@ def assemble_domain(declarations, partition, label_party, *, fit_intercept):
 # --------------------------------------------------------------------------- #
 # the plan
 # --------------------------------------------------------------------------- #
-_SENSITIVITY_CACHE = {}
-
-
-def cached_sensitivity(objective, domain, c, quad_mask=None, lin_mask=None):
-    """The core's sensitivity, memoized: it only depends on the declared domain
-    (no data), and at d = 800 one evaluation costs about a second."""
-    key = [objective, domain.n_features, domain.data_norm, domain.y_bounds, c]
-    key += [domain.fit_intercept, domain.intercept_scaling]
-    for arr in (domain.lower, domain.upper, quad_mask, lin_mask):
-        arr = None if arr is None else np.asarray(arr)
-        key.append(None if arr is None else (arr.dtype.str, arr.shape, arr.tobytes()))
-    key = hashlib.sha256(repr(key).encode()).hexdigest()
-    if key not in _SENSITIVITY_CACHE:
-        if len(_SENSITIVITY_CACHE) >= 256:
-            _SENSITIVITY_CACHE.clear()
-        _SENSITIVITY_CACHE[key] = sensitivity(
-            objective, domain, linear_weight=c, quad_mask=quad_mask, lin_mask=lin_mask
-        )
-    return _SENSITIVITY_CACHE[key]
-
-
 def gaussian_epsilon(sigma, delta, sens, epsilon_max):
     """Smallest epsilon with ``gaussian_delta(sigma, epsilon, sens) <= delta``."""
     if gaussian_delta(sigma, 0.0, sens) <= delta:
@@ -429,8 +411,11 @@ class Plan:
 
     def party_privacy(self):
         """Each party's epsilon (see the estimators' ``party_privacy_``)."""
+        multinomial = self.objective == "multinomial_taylor"
         if self.budgets is not None:
             local, pairs = self.budgets
+            if multinomial:
+                return self._multinomial_bottom_up_privacy()
             return local + pairs.sum(axis=1)
         domain, c = self.domain, self.linear_weight
         p, d = domain.n_coef, domain.n_features
@@ -445,8 +430,8 @@ class Plan:
                 lm[:] = True  # every linear entry holds its labels
             qm[d:, d:] = False
             n_lin_k = int(lm.sum())
-            if self.objective == "multinomial_taylor":
-                sens_k = _multinomial_party_sensitivity(domain, self.n_classes, c, qm)
+            if multinomial:
+                sens_k = self._multinomial_party_sensitivity(k, qm, mine)
                 n_lin_k *= self.n_lin
             else:
                 sens_k = cached_sensitivity(self.objective, domain, c, qm, lm)
@@ -462,16 +447,55 @@ class Plan:
                 )
         return out
 
+    def _multinomial_party_sensitivity(self, k, quad_mask, rows, group_rows=None):
+        """Sensitivity of the coordinates party k's part of a record enters, for
+        a neighbour that changes only that part (module Notes of
+        :mod:`skdp.vertical._sensitivity`).
 
-def _multinomial_party_sensitivity(domain, n_classes, c, quad_mask):
-    """A party's share of the multinomial sensitivity: its quadratic entries and,
-    conservatively, every linear entry (exact for the label party, whose labels
-    enter all of them; an upper bound for the others)."""
-    p = domain.n_coef
-    no_lin = np.zeros(p, bool)
-    quad = cached_sensitivity("logistic_taylor", domain, 1.0, quad_mask, no_lin)
-    lin = multinomial_sensitivity(domain, n_classes, linear_weight=c, quadratic=False)
-    return Sensitivity(l1=quad.l1 + lin.l1, l2=math.hypot(quad.l2, lin.l2))
+        ``quad_mask``: the entries of ``A`` it enters; ``rows``: bool (p,), its
+        own coefficient rows; ``group_rows``: bool (p,), the linear rows counted
+        (default every row: the whole release; for a group, the group's rows).
+        """
+        return multinomial_party_sensitivity(
+            self.domain,
+            self.n_classes,
+            self.linear_weight,
+            quad_mask,
+            rows,
+            holds_labels=k == self.label_party,
+            group_rows=group_rows,
+        )
+
+    def _multinomial_bottom_up_privacy(self):
+        """Bottom-up, multinomial: party k's epsilon is the sum over the groups
+        its part enters of what its neighbours cost there: ``eps_G`` (its own
+        group; a pair's for a party without the labels) or, for the label party
+        on a pair's rows of the other's columns (the other's ``x`` fixed),
+        ``(Delta_{G,L} + n_G g) / b_G`` at most ``eps_G``."""
+        local, pairs = self.budgets
+        p = self.n_coef
+        out = np.empty(len(self.partition))
+        for k in range(len(self.partition)):
+            total = float(local[k])
+            for key, g in self.groups.items():
+                if key[0] != "pair" or k not in key[1:]:
+                    continue
+                eps_g = float(pairs[key[1], key[2]])
+                if k != self.label_party or len(g.lin) == 0:
+                    total += eps_g
+                    continue
+                qm = np.zeros((p, p), bool)
+                qm[g.quad] = True
+                group_rows = np.zeros(p, bool)
+                group_rows[g.lin // self.n_lin] = True
+                mine = np.zeros(p, bool)
+                mine[self.partition[k]] = True
+                sens = self._multinomial_party_sensitivity(k, qm, mine, group_rows)
+                mech = g.mechanism
+                eps_k = (sens.l1 + g.n_coordinates * mech.granularity) / mech.scale
+                total += min(eps_g, eps_k)
+            out[k] = total
+        return out
 
 
 def make_plan(
@@ -492,16 +516,12 @@ def make_plan(
     ``budgets``: None (top-down: one mechanism for every group, calibrated to the
     whole release) or the bottom-up ``(local, pairs)`` of
     :func:`check_bottom_up` (one Laplace mechanism per group).
-    ``n_classes``: ``C`` of the ``"multinomial_taylor"`` objective (top-down
-    only): the release, its sensitivity and its mechanism are those of
-    :func:`skdp._fm.multinomial.release_multinomial`.
+    ``n_classes``: ``C`` of the ``"multinomial_taylor"`` objective. Top-down
+    the release, its sensitivity and its mechanism are those of
+    :func:`skdp._fm.multinomial.release_multinomial`; bottom-up each group's
+    is :func:`~skdp.vertical._sensitivity.multinomial_group_sensitivity`.
     """
     multinomial = objective == "multinomial_taylor"
-    if multinomial and budgets is not None:
-        raise ValueError(
-            "the multinomial objective (more than two classes) supports "
-            'budget="top-down" only.'
-        )
     if linear_weight == "auto":
         if multinomial:
             c = balanced_multinomial_weight(domain, n_classes, mechanism)
@@ -531,8 +551,12 @@ def make_plan(
             qm = np.zeros((p, p), bool)
             qm[rows, cols] = True
             lm = np.zeros(p, bool)
-            lm[lin] = True
-            sens_g = cached_sensitivity(objective, domain, c, qm, lm)
+            if multinomial:
+                lm[lin // n_lin] = True  # the group's rows, all C - 1 columns
+                sens_g = multinomial_group_sensitivity(domain, n_classes, c, qm, lm)
+            else:
+                lm[lin] = True
+                sens_g = cached_sensitivity(objective, domain, c, qm, lm)
             eps = local[key[1]] if key[0] == "local" else pairs[key[1], key[2]]
             n = len(rows) + len(lin)
             mechs[key] = make_mechanism(eps, 0.0, sens_g, n, "laplace")

@@ -78,9 +78,11 @@ class ServerRole(Role):
     Parameters
     ----------
     objective : {"squared", "logistic_taylor", "multinomial_taylor"}
-        ``"multinomial_taylor"`` goes with ``n_classes > 2`` (top-down budget
-        only): the label party holds the one-hot of the first ``C - 1`` classes
-        and the release is :func:`skdp._fm.multinomial.release_multinomial`'s.
+        ``"multinomial_taylor"`` goes with ``n_classes > 2``: the label party
+        holds the one-hot of the first ``C - 1`` classes; top-down the release
+        is :func:`skdp._fm.multinomial.release_multinomial`'s, bottom-up each
+        group's Laplace mechanism has its restricted multinomial sensitivity
+        (:mod:`skdp.vertical._sensitivity`).
     partition : list of array-like of int
         The global column indices each party holds (public); party k holds
         ``partition[k]``.

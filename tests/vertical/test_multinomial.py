@@ -118,18 +118,3 @@ def test_multinomial_fits_with_party_generated_noise(noise_generation):
     np.testing.assert_allclose(clf.coef_, central.coef_, rtol=0, atol=1e-9)
     assert set(np.unique(clf.predict(X))) <= {"a", "b", "c"}
     np.testing.assert_allclose(clf.predict_proba(X).sum(axis=1), 1.0)
-
-
-def test_multinomial_refuses_bottom_up_before_spending():
-    X, y = three_classes()
-    clf = VerticalFMClassifier(
-        data_norm=1.0,
-        partition=PARTS,
-        classes=["a", "b", "c"],
-        budget="bottom-up",
-        party_epsilon=[1.0, 1.0, 1.0],
-        pairwise_epsilon=np.full((3, 3), 0.2) - 0.2 * np.eye(3),
-    )
-    with pytest.raises(ValueError, match="bottom-up.*two classes"):
-        clf.fit(X, y)
-    assert not hasattr(clf, "coef_")
