@@ -550,15 +550,6 @@ def server_config_from_dict(table, base=Path("."), source="<dict>"):
     classes = m.get("classes", list, None, _class_labels, _CLASSES_EXPECTED)
     if classes is not None and objective != "logistic":
         m._fail("classes", "is only for objective = 'logistic'", classes)
-    # the roles refuse bottom-up budgets for the multinomial objective
-    # (skdp.vertical._plan.make_plan); refused here, before anyone connects
-    if classes is not None and len(classes) > 2 and budget == "bottom-up":
-        m._fail(
-            "budget",
-            f"'bottom-up' supports two classes only (model.classes declares "
-            f"{len(classes)}); use 'top-down'",
-            budget,
-        )
     config = ServerConfig(
         name=name,
         listen=listen,

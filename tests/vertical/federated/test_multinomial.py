@@ -78,16 +78,6 @@ def test_multinomial_configs_parse(files):
             {"objective": "linear", "classes": [0, 1, 2]},
             "'model.classes' is only for objective = 'logistic'",
         ),
-        (
-            {
-                "classes": [0, 1, 2],
-                "budget": "bottom-up",
-                "party_epsilon": [1.0, 1.0],
-                "pairwise_epsilon": [[0, 0.5], [0.5, 0]],
-            },
-            "'model.budget' 'bottom-up' supports two classes only "
-            "\\(model.classes declares 3\\); use 'top-down'",
-        ),
     ],
 )
 def test_bad_multinomial_server_config_names_the_key(files, model, match):
@@ -95,15 +85,16 @@ def test_bad_multinomial_server_config_names_the_key(files, model, match):
         _server(files, **model)
 
 
-def test_bottom_up_with_two_declared_classes_is_accepted(files):
+@pytest.mark.parametrize("classes", [[0, 1], [0, 1, 2]])
+def test_bottom_up_with_declared_classes_is_accepted(files, classes):
     server = _server(
         files,
-        classes=[0, 1],
+        classes=classes,
         budget="bottom-up",
         party_epsilon=[1.0, 1.0],
         pairwise_epsilon=[[0, 0.5], [0.5, 0]],
     )
-    assert server.n_classes == 2 and server.budget == "bottom-up"
+    assert server.n_classes == len(classes) and server.budget == "bottom-up"
 
 
 @pytest.mark.parametrize(
@@ -340,6 +331,41 @@ def test_multinomial_plaintext_run_in_threads(tmp_path):
     np.testing.assert_array_equal(model.coef_, ref.coef_)
     np.testing.assert_array_equal(model.intercept_, ref.intercept_)
     np.testing.assert_array_equal(model.classes_, ["0", "1", "2"])
+
+
+def test_multinomial_bottom_up_run_in_threads(tmp_path):
+    """Bottom-up budgets with three classes: the release equals the in-process
+    estimator's (dealer noise, same seed) and each party's level is the plan's."""
+    _needs_network()
+    from skdp.vertical import VerticalFMClassifier, load_model
+
+    party_eps = [1.0, 0.8]
+    pairs = [[0.0, 0.3], [0.3, 0.0]]
+
+    def edit(dep):
+        dep.server["model"].update(
+            budget="bottom-up", party_epsilon=party_eps, pairwise_epsilon=pairs
+        )
+
+    dep, results = _threads(tmp_path, edit)
+    for name, res in results.items():
+        assert not isinstance(res, BaseException), (name, res)
+    _, X, y = _three_classes(40, [1, 2])
+    ref = VerticalFMClassifier(
+        bounds_X=(-1.0, 1.0),
+        partition=[[0], [1, 2]],
+        budget="bottom-up",
+        party_epsilon=party_eps,
+        pairwise_epsilon=pairs,
+        noise_generation="dealer",
+        classes=[0, 1, 2],
+        random_state=0,
+    ).fit(X, y)
+    model = load_model(tmp_path / "model")
+    np.testing.assert_array_equal(model.coef_, ref.coef_)
+    np.testing.assert_array_equal(model.intercept_, ref.intercept_)
+    np.testing.assert_array_equal(model.party_privacy_, ref.party_privacy_)
+    assert np.all(model.party_privacy_ <= np.asarray(party_eps) + 1e-12)
 
 
 @pytest.mark.parametrize(
