@@ -19,6 +19,14 @@ def delta_for(n_train):
     return min(1.0 / n_train**2, 1e-5)
 
 
+def paired_difference(a, b):
+    """Mean and standard error over seeds of ``a - b`` (same split and seed for
+    both); the standard error is NaN for a single seed."""
+    diff = np.asarray(a, float) - np.asarray(b, float)
+    se = diff.std(ddof=1) / np.sqrt(diff.size) if diff.size > 1 else np.nan
+    return float(diff.mean()), float(se)
+
+
 def median_time(fn, repeats=5):
     """Median wall time of ``fn()`` over ``repeats`` calls (after one warm-up)."""
     fn()

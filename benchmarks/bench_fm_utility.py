@@ -48,6 +48,7 @@ from _common import (  # noqa: E402
     delta_for,
     markdown_table,
     optional_diffprivlib,
+    paired_difference,
     progress,
     pyplot,
     write_result,
@@ -313,12 +314,6 @@ def task_table(task, med, per, baseline, n_train, n_seeds):
     )
 
 
-def _paired(fm, other):
-    """Mean and standard error over seeds of ``fm - other`` (same split, seed)."""
-    diff = np.asarray(fm, float) - np.asarray(other, float)
-    return float(diff.mean()), float(diff.std(ddof=1) / math.sqrt(diff.size))
-
-
 def _reason(task, m, other, mean, se):
     """Why FM loses a cell, from the run's own figures."""
     if abs(mean) <= 2 * se:
@@ -338,7 +333,7 @@ def misses(results):
             for fm, other in (("FM Gaussian", "AdaSSP"), ("FM Laplace", "diffprivlib")):
                 if m[other] is None or not worse(m[fm], m[other]):
                     continue
-                mean, se = _paired(per[e][fm], per[e][other])
+                mean, se = paired_difference(per[e][fm], per[e][other])
                 rows.append(
                     [
                         task.name,
