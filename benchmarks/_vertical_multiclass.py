@@ -22,7 +22,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _real_tasks  # noqa: E402
 from _common import markdown_table, paired_difference, pyplot, write_result  # noqa: E402
-from bench_fm_utility import QUICK_MAX_TRAIN, _split  # noqa: E402
+from bench_fm_utility import (  # noqa: E402
+    QUICK_MAX_TRAIN,
+    _split,
+    classification_baselines,
+)
 from sklearn.linear_model import LogisticRegression  # noqa: E402
 
 from skdp.linear_model import FMLogisticRegression  # noqa: E402
@@ -32,6 +36,8 @@ MC_EPS_FULL = [0.5, 1.0, 2.0, 5.0, 10.0]
 MC_EPS_QUICK = [1.0, 10.0]
 MC_PARTIES = 3
 MC_METHODS = ["central FM", "vertical top-down", "vertical bottom-up"]
+# central baselines at the same eps (bench_fm_utility's): "n/a" where missing
+MC_BASELINES = ["diffprivlib", "AdaSSP"]
 
 
 def contiguous_partition(d, K):
@@ -96,6 +102,7 @@ def _multiclass_split(task, seed, quick, eps_list, K):
             "bottom label party": bottom.party_privacy_[bottom.label_party_],
             "bottom record": record_eps,
         }
+        cells[eps].update(classification_baselines(task, Xtr, ytr, Xte, yte, eps, seed))
     return cells, base, Xtr.shape[0]
 
 
@@ -128,6 +135,7 @@ def multiclass_table(task, per, base, n_train, n_seeds, K=MC_PARTIES):
         [
             eps,
             *(m[k] for k in MC_METHODS),
+            *(m.get(k, "n/a") for k in MC_BASELINES),
             _paired(per[eps]["vertical top-down"], per[eps]["central FM"]),
             _paired(per[eps]["vertical bottom-up"], per[eps]["central FM"]),
             m["central FM at record eps"],
@@ -161,6 +169,7 @@ def multiclass_table(task, per, base, n_train, n_seeds, K=MC_PARTIES):
             [
                 "eps",
                 *MC_METHODS,
+                *(f"{k} (central)" for k in MC_BASELINES),
                 "top-down - central",
                 "bottom-up - central",
                 "central FM at bottom-up record eps",
@@ -179,7 +188,9 @@ MC_CAPTION = (
     "### More than two classes: vertical multinomial FM against the central one\n\n"
     "Laplace noise, one multinomial (softmax Taylor) release; plaintext backend, "
     "the same arithmetic as bfv (which adds the encryption and a fixed-point "
-    "encoding of the statistics). **Top-down** spends the same eps as the central "
+    "encoding of the statistics). diffprivlib (when it imports) and AdaSSP are "
+    "the central baselines of bench_fm_utility at the same eps (one-vs-rest at "
+    "eps / C). **Top-down** spends the same eps as the central "
     "model on a whole record. With noise_generation='dealer' and the same "
     "random_state its release *is* the central one (tests/vertical/"
     "test_multinomial.py; checked again on every cell below), so any gap between "
