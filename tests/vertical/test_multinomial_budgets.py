@@ -365,6 +365,106 @@ def test_party_sensitivity_per_group_against_the_plan_and_brute_force(C):
             assert sens.l1 <= plan.specs[key]["l1"]
 
 
+def _neighbour_parts(dom, base, cols, rng):
+    """Records equal to ``base`` outside ``cols``, with party parts from the
+    domain's extremes (its own, negated, zero; shrunk to fit a norm bound)."""
+    others = np.setdiff1d(np.arange(dom.n_features), cols)
+    room = np.inf
+    if dom.data_norm is not None:
+        room = math.sqrt(max(dom.data_norm**2 - np.sum(base[others] ** 2), 0.0))
+    parts = [x[cols] for x in extreme_points(dom, rng, 30)]
+    parts += [base[cols], -base[cols], np.zeros(len(cols))]
+    lo, hi = dom.feature_intervals
+    out = []
+    for u in parts:
+        u = u * min(1.0, room / max(np.linalg.norm(u), 1e-300))
+        if np.all(u >= lo[cols]) and np.all(u <= hi[cols]):
+            x = base.copy()
+            x[cols] = u
+            out.append(x)
+    return out
+
+
+def _group_claim(plan, key, k):
+    """Party k's epsilon on group ``key`` (Plan.party_privacy's term): the
+    group's, or for the label party on a pair's rows of the other's columns
+    (their x fixed) ``min(eps_G, (Delta_{G,L} + n_G g) / b_G)``."""
+    g = plan.groups[key]
+    eps_g = g.mechanism.epsilon
+    if k != plan.label_party or key[0] == "local" or len(g.lin) == 0:
+        return eps_g
+    p = plan.n_coef
+    qm = np.zeros((p, p), bool)
+    qm[g.quad] = True
+    rows = np.zeros(p, bool)
+    rows[g.lin // plan.n_lin] = True
+    mine = np.zeros(p, bool)
+    mine[plan.partition[k]] = True
+    sens = plan._multinomial_party_sensitivity(k, qm, mine, rows)
+    mech = g.mechanism
+    return min(eps_g, (sens.l1 + g.n_coordinates * mech.granularity) / mech.scale)
+
+
+@pytest.mark.parametrize(
+    "dom",
+    [
+        DataDomain(4, data_norm=1.0, fit_intercept=True, intercept_scaling=1.0),
+        DataDomain(
+            4,
+            lower=[0, -1, 0.5, -2],
+            upper=[1, 2, 1, 0],
+            fit_intercept=True,
+            intercept_scaling=2.0,
+        ),
+    ],
+)
+@pytest.mark.parametrize("C", [3, 4])
+def test_bottom_up_party_privacy_bounds_every_party_neighbour(dom, C):
+    """On a ball and an off-centre box, non-contiguous columns: the groups
+    partition the released coordinates (the intercept's diagonal, public, in
+    none); and a record that changes only party k's columns (and, for the
+    label party, the label) loses, on each group, at most party k's term
+    there, with every coordinate rounded to the group's lattice and divided by
+    its scale (the lattice step included), the terms summing to
+    party_privacy()[k]."""
+    c, L = 0.7, 1
+    partition = [[0, 2], [1], [3]]
+    plan = _plan(dom, C, c, label_party=L, partition=partition)
+    p = dom.n_coef
+    n_quad = p * (p + 1) // 2
+    count = np.zeros(n_quad + p * (C - 1), int)
+    step, scale = np.ones(count.size), np.ones(count.size)
+    for g in plan.groups.values():
+        pos = _group_positions(g, p)
+        assert g.mechanism.dimension == pos.size
+        count[pos] += 1
+        step[pos], scale[pos] = g.mechanism.granularity, g.mechanism.scale
+    expected = np.ones(count.size, int)
+    expected[n_quad - 1] = 0  # the intercept's diagonal s^2 / 8
+    np.testing.assert_array_equal(count, expected)
+    privacy = plan.party_privacy()
+    rng = np.random.default_rng(3)
+    for k, cols in enumerate(partition):
+        mine = [key for key in plan.groups if k in key[1:]]
+        claims = {key: _group_claim(plan, key, k) for key in mine}
+        assert sum(claims.values()) == pytest.approx(privacy[k], rel=1e-12)
+        worst = dict.fromkeys(mine, 0.0)
+        for base in extreme_points(dom, rng, 25):
+            xs = _neighbour_parts(dom, base, np.asarray(cols), rng)
+            for fixed in [None] if k == L else range(C):
+                labels = range(C) if fixed is None else [fixed]
+                V = np.array(
+                    [_release_vector(x, y, dom, C, c) for x in xs for y in labels]
+                )
+                W = np.round(V / step) * step / scale
+                for key in mine:
+                    Wg = W[:, _group_positions(plan.groups[key], p)]
+                    loss = np.abs(Wg[:, None] - Wg[None]).sum(-1).max()
+                    worst[key] = max(worst[key], loss)
+        for key in mine:
+            assert worst[key] <= claims[key] * (1 + 1e-9)
+
+
 def test_gaussian_top_down_party_privacy():
     X, y = three_classes(n_classes=4)
     clf = VerticalFMClassifier(
