@@ -221,6 +221,9 @@ class PartyRole(Role):
             raise ValueError(
                 f"{self.name} refuses the plan's domain: " + "; ".join(problems)
             )
+        # the ranges the encoded columns must stay in (bfv's fixed point)
+        self._x_bounds = None if lower is None else (lower, upper)
+        self._y_range = y_bounds if self.is_label_party else None
         X = self._raw
         if np.any(offset != 0):
             X = X - offset  # the public shift (a copy)
@@ -341,7 +344,9 @@ class PartyRole(Role):
             k, q = g["key"][1:]
             if k == self.index:
                 if encrypted is None:
-                    encrypted = self._backend.encrypt_columns(self._X, plan["kappa"])
+                    encrypted = self._backend.encrypt_columns(
+                        self._X, plan["kappa"], bounds=self._x_bounds
+                    )
                 shape = (len(self.columns), len(g["rows"]) // len(self.columns))
                 out += self._encrypted_pair(
                     name, "quad", shape, q, encrypted, "columns"
@@ -349,7 +354,7 @@ class PartyRole(Role):
             if self.is_label_party and len(g["lin"]):
                 if labels is None:
                     labels = self._backend.encrypt_columns(
-                        self._beta_y, plan["linear_weight"]
+                        self._beta_y, plan["linear_weight"], bounds=self._beta_bounds
                     )
                 other = q if k == label else k
                 n_lin = self._n_lin
@@ -368,6 +373,16 @@ class PartyRole(Role):
         _, beta = objective_constants(self._plan["objective"])
         out = beta(self._labels)
         return out.reshape(len(out), -1)
+
+    @property
+    def _beta_bounds(self):
+        """The range of ``beta(y)``: ``-2 y`` over the (shifted) ``y_bounds``
+        for least squares; None for the classifiers, whose ``beta`` ranges
+        (``[-1/2, 1/2]``, ``[1/C - 1, 1/C]``) contain 0."""
+        if self._plan["objective"] != "squared" or self._y_range is None:
+            return None
+        yl, yu = (float(v) for v in self._y_range)
+        return np.array([-2.0 * yu]), np.array([-2.0 * yl])
 
     def _encrypted_pair(self, name, what, shape, evaluator, encrypted, noun):
         """Encryptor: its input and its noise share of the block, encrypted."""
@@ -459,6 +474,7 @@ class PartyRole(Role):
             share,
             self._rng,
             self._granularity(name),
+            bounds=self._x_bounds,
         )
         head = {"group": name, "what": what}
         return [

@@ -47,6 +47,7 @@ __all__ = [
     "BFVParty",
     "PlaintextKeyHolder",
     "PlaintextParty",
+    "fixed_point",
     "make_key_holder",
     "make_party_backend",
     "require_backend",
@@ -118,8 +119,9 @@ class PlaintextParty:
     def __init__(self, public_context):
         self.public_context = public_context
 
-    def encrypt_columns(self, U, scale):
-        # a read-only reference in one process: parties never modify blocks
+    def encrypt_columns(self, U, scale, bounds=None):
+        # a read-only reference in one process: parties never modify blocks;
+        # exact arithmetic, so the declared bounds need no enforcing here
         U = np.asarray(U, dtype=np.float64)
         return {"simulated": True, "columns": U, "scale": float(scale)}
 
@@ -127,7 +129,9 @@ class PlaintextParty:
         """Encryptor: its noise share of a block, for the evaluator."""
         return {"simulated": True, "share": np.array(share, dtype=np.float64)}
 
-    def evaluate(self, encrypted, V, v_scale, enc_shares, share, rng, granularity):
+    def evaluate(
+        self, encrypted, V, v_scale, enc_shares, share, rng, granularity, bounds=None
+    ):
         """Evaluator: ``round_g(kappa U^T V) + shares of the others + own``."""
         U, u_scale = encrypted["columns"], encrypted["scale"]
         exact = (u_scale * v_scale) * (U.T @ np.asarray(V, dtype=np.float64))
@@ -196,6 +200,36 @@ class _SealIO:
         return ((hi << 32) + lo) % self._t
 
 
+def fixed_point(values, multiplier, bounds=None):
+    """The integers ``values * multiplier`` truncated toward zero, kept inside
+    the declared per-column range.
+
+    Truncation toward zero keeps a value inside any range that contains 0 (a
+    centred box, a ball), so the fixed-point record stays in the domain the
+    sensitivity is computed for. A range that excludes 0 (a box declared without
+    an intercept, so not centred) is not closed under it: ``trunc`` of its lower
+    end ``0.3`` falls below ``0.3``, and a product of two such values can move
+    by more than the range bound allows. So the integers are also clipped to
+    ``[ceil(lower * m), floor(upper * m)]``: every encoded value lies in
+    ``[lower, upper]`` and every range or norm bound of the data holds for the
+    encoded data. ``multiplier`` must be > 0.
+    """
+    m = float(multiplier)
+    if not m > 0:
+        raise ValueError(f"the fixed-point multiplier must be > 0, got {m!r}.")
+    ints = np.trunc(np.asarray(values, dtype=np.float64) * m)
+    if bounds is not None:
+        lower, upper = (np.asarray(b, dtype=np.float64) for b in bounds)
+        lo, hi = np.ceil(lower * m), np.floor(upper * m)
+        if np.any(lo > hi):
+            raise ValueError(
+                "a declared range is narrower than the fixed-point grid "
+                f"(1 / {m:g}); widen it."
+            )
+        ints = np.clip(ints, lo, hi)
+    return ints.astype(np.int64)
+
+
 class BFVKeyHolder(_SealIO):
     """The server's side of the TenSEAL/SEAL BFV backend: the only secret key.
 
@@ -209,7 +243,8 @@ class BFVKeyHolder(_SealIO):
     toward zero to the grid ``2^-f_u``, the evaluator's to ``2^-f_v``, with
     ``2^-(f_u + f_v)`` equal to the noise lattice (so the exact sum lies on the
     lattice and the release is the centralized one for data on those grids;
-    truncation toward zero keeps every row inside the declared box and ball).
+    truncation toward zero, clipped to a declared range that excludes 0, keeps
+    every row inside the declared box and ball: :func:`fixed_point`).
     Sums are exact integers modulo ``t``; the setup checks that
     ``n max|u| max|v| / g`` plus the noise stays below ``t / 2``.
 
@@ -346,10 +381,6 @@ class BFVParty(_SealIO):
         self._units = {float(g): int(u) for g, u in public_context["units"]}
         self._f_u = int(public_context["f_u"])
 
-    def _to_int(self, values, bits):
-        scaled = np.trunc(np.asarray(values, dtype=np.float64) * 2.0**bits)
-        return scaled.astype(np.int64)
-
     def _chunks(self, column):
         N = self.poly_modulus_degree
         n_chunks = max(1, math.ceil(column.shape[0] / N))
@@ -366,14 +397,17 @@ class BFVParty(_SealIO):
             )
         return plain
 
-    def encrypt_columns(self, U, scale):
-        """Encryptor: ``Enc`` of every column of ``U`` (kept with its scale)."""
+    def encrypt_columns(self, U, scale, bounds=None):
+        """Encryptor: ``Enc`` of every column of ``U`` (kept with its scale).
+
+        ``bounds``: the declared ``(lower, upper)`` of ``U``'s columns, or None
+        when every range contains 0 (:func:`fixed_point`)."""
         s = self._seal
-        U = np.asarray(U, dtype=np.float64)
+        U = fixed_point(U, 2.0**self._f_u, bounds)
         columns = []
         for col in U.T:
             blobs = []
-            for chunk in self._chunks(self._to_int(col, self._f_u)):
+            for chunk in self._chunks(col):
                 ct = s.Ciphertext()
                 self._encryptor.encrypt(self._encode(chunk), ct)
                 blobs.append(self._dump(ct))
@@ -392,9 +426,12 @@ class BFVParty(_SealIO):
             blobs.append(self._dump(ct))
         return {"shares": blobs}
 
-    def evaluate(self, encrypted, V, v_scale, enc_shares, share, rng, granularity):
+    def evaluate(
+        self, encrypted, V, v_scale, enc_shares, share, rng, granularity, bounds=None
+    ):
         """Evaluator: ``Enc(kappa U^T V + other shares)`` masked with its own
-        share, re-randomized and modulus-switched."""
+        share, re-randomized and modulus-switched. ``bounds``: the declared
+        ``(lower, upper)`` of ``V``'s columns, as for :meth:`encrypt_columns`."""
         units = self._units[granularity]
         s = self._seal
         ev, enc = self._evaluator, self._encryptor
@@ -402,7 +439,7 @@ class BFVParty(_SealIO):
         # the scale and both constants: u_int v_int = value 2^units
         f_v = units - self._f_u
         factor = 2.0**f_v * encrypted["scale"] * v_scale
-        v_ints = np.trunc(np.asarray(V, dtype=np.float64) * factor).astype(np.int64)
+        v_ints = fixed_point(V, factor, bounds)
         plains = []
         for col in v_ints.T:
             row = []

@@ -71,13 +71,15 @@ on the ``n_k`` coordinates (or the Gaussian epsilon at the release's sigma).
   ``Delta_{G,L}`` the cross block's bound plus the label-only rows'. Party k's
   epsilon is the sum over its groups (at most its ``eps^(k)``).
 
-Each part is the exact maximum of its own coordinates on a domain symmetric
-about 0 (and under a box alone or a row-norm bound alone, like the binary
-parts); the parts are added, as in every FM sensitivity of skdp, so a group's
-or a party's total is an upper bound that can exceed the joint maximum when
-two parts are maximized by different neighbours (the intercept row needs two
-labels, the feature rows one). For two classes none of this is used: the
-binary objective keeps its own sensitivities and outputs.
+Each linear part is the exact maximum of its own coordinates on a box symmetric
+about 0 or a ball; a group's quadratic part is the binary core's restricted
+bound, exact on such a box and valid but not always tight for a subset of pairs
+under a row-norm bound (an independent brute-force review found up to 1.34x
+there). The parts are added, as in every FM sensitivity of skdp, so a group's or
+a party's total is an upper bound that can exceed the joint maximum when two
+parts are maximized by different neighbours (the intercept row needs two labels,
+the feature rows one). For two classes none of this is used: the binary
+objective keeps its own sensitivities and outputs.
 
 References
 ----------

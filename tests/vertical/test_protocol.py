@@ -139,7 +139,7 @@ def test_classifier_failure_message_names_cause(monkeypatch):
     X, y, parts = grid_regression(600)
     import skdp.vertical._secure as secure
 
-    def broken(self, U, scale):
+    def broken(self, U, scale, bounds=None):
         raise OSError("x")
 
     monkeypatch.setattr(secure.PlaintextParty, "encrypt_columns", broken)

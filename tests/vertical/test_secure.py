@@ -167,3 +167,104 @@ def test_bfv_fit_leaves_no_resource_warning_and_no_temporary_files(
     assert reg.coef_.shape == (4,)
     assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_fixed_point_stays_in_a_declared_range_that_excludes_zero():
+    """Truncation toward 0 leaves [0.3, 1] (trunc(0.3 m) / m < 0.3); the clip
+    keeps every encoded value in the declared range, and is a no-op for a range
+    that contains 0 (where truncation alone stays inside)."""
+    from skdp.vertical._secure import fixed_point
+
+    m = 2.0**20 * 0.125 * 3  # not a power of two: the grid misses both ends
+    lower, upper = np.array([0.3, -1.0]), np.array([1.0, 1.0])
+    rng = np.random.default_rng(0)
+    values = rng.uniform(lower, upper, (1000, 2))
+    values[:2] = [lower, upper]
+    plain = np.trunc(values * m)
+    assert plain[0, 0] / m < 0.3  # the bug the clip fixes
+    ints = fixed_point(values, m, (lower, upper))
+    assert np.all(ints / m >= lower) and np.all(ints / m <= upper)
+    assert np.max(np.abs(ints - plain)) <= 1  # moved by one grid step at most
+    np.testing.assert_array_equal(ints[:, 1], plain[:, 1])  # contains 0: trunc
+    np.testing.assert_array_equal(fixed_point(values, m), plain)
+    with pytest.raises(ValueError, match="narrower than the fixed-point grid"):
+        fixed_point([[0.5]], 4.0, (np.array([0.3]), np.array([0.4])))
+    with pytest.raises(ValueError, match="multiplier must be > 0"):
+        fixed_point([[0.5]], -1.0)
+
+
+def test_bfv_fixed_point_release_stays_within_the_group_sensitivity():
+    """The worst replace-one change of a cross entry computed as bfv computes it
+    (u with f_u bits, v with the rest, both clipped to the box) stays within
+    the group's sensitivity on an off-centre box without an intercept (where
+    the range bound is the binding one). Found by an independent review:
+    without the clip the change exceeded the sensitivity by a relative 8e-6."""
+    from skdp._fm import DataDomain
+    from skdp.vertical._plan import make_plan
+    from skdp.vertical._secure import fixed_point
+
+    lower, upper = np.array([0.3, 0.3, -1.0]), np.array([1.0, 1.0, 1.0])
+    domain = DataDomain(3, lower=lower, upper=upper)
+    pairs = np.full((3, 3), 0.3) - 0.3 * np.eye(3)
+    for objective, C in (("multinomial_taylor", 3), ("logistic_taylor", 2)):
+        plan = make_plan(
+            objective=objective,
+            domain=domain,
+            partition=[np.array([0]), np.array([1]), np.array([2])],
+            label_party=2,
+            epsilon=1.0,
+            delta=0.0,
+            mechanism="laplace",
+            linear_weight=0.6,
+            budgets=(np.array([0.5, 0.5, 0.5]), pairs),
+            n_classes=C,
+        )
+        units = {
+            key: round(-math.log2(g.mechanism.granularity))
+            for key, g in plan.groups.items()
+        }
+        f_u = min(units.values()) // 2  # the key holder's layout
+        group = plan.groups["pair", 0, 1]
+        f_v = units["pair", 0, 1] - f_u
+        ends = [0.3, 1.0]
+        values = []
+        for a in ends:
+            for b in ends:
+                u = fixed_point([[a]], 2.0**f_u, (lower[:1], upper[:1]))[0, 0]
+                v = fixed_point([[b]], 2.0**f_v / 8, (lower[1:2], upper[1:2]))[0, 0]
+                values.append(u * v * 2.0 ** -units["pair", 0, 1])
+        assert max(values) - min(values) <= group.mechanism.sensitivity
+
+
+def test_parties_pass_their_declared_ranges_to_the_bfv_encoding(monkeypatch):
+    """Every bfv encoding of a party's columns is clipped to its (uncentred,
+    no-intercept) box, and the least-squares labels to -2 y_bounds."""
+    pytest.importorskip("tenseal")
+    from skdp.vertical import VerticalFMRegressor, _secure
+
+    seen = []
+    original = _secure.fixed_point
+
+    def spy(values, multiplier, bounds=None):
+        seen.append(None if bounds is None else tuple(np.asarray(b) for b in bounds))
+        return original(values, multiplier, bounds)
+
+    monkeypatch.setattr(_secure, "fixed_point", spy)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.3, 1.0, (200, 3))
+    y = X @ [1.0, -0.5, 0.2] + 2.0
+    VerticalFMRegressor(
+        epsilon=1.0,
+        bounds_X=(0.3, 1.0),
+        bounds_y=(1.0, 4.0),
+        fit_intercept=False,
+        partition=[[0], [1, 2]],
+        secure_backend="bfv",
+        random_state=0,
+    ).fit(X, y)
+    assert seen and all(b is not None for b in seen)
+    x_ranges = [b for b in seen if np.all(b[0] == 0.3)]
+    label_ranges = [b for b in seen if np.all(b[0] == -8.0)]
+    assert x_ranges and all(np.all(b[1] == 1.0) for b in x_ranges)
+    assert label_ranges and all(np.all(b[1] == -2.0) for b in label_ranges)
+    assert len(x_ranges) + len(label_ranges) == len(seen)
