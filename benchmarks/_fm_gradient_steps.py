@@ -25,7 +25,7 @@ from scipy.special import expit
 from skdp._fm import newton
 from skdp._fm.release import make_mechanism
 from skdp._fm.sensitivity import default_coef_norm, prior_eigenvalue
-from skdp._fm.solve import solve_noisy_quadratic
+from skdp._fm.solve import solve_noisy_quadratic, to_user_model
 from skdp._fm.statistics import clip_to_domain
 from skdp.linear_model import FMLogisticRegression
 from skdp.linear_model._fm import _BaseFM
@@ -75,5 +75,5 @@ class FMGradientSteps(FMLogisticRegression):
                 prior_eig=prior_eigenvalue("logistic_taylor", domain, stats.n),
             )
             w = w + self.relax * step
-        coef, intercept = newton.to_user_model(w, domain)
+        coef, intercept = to_user_model(w, domain)
         return noisy, coef, intercept

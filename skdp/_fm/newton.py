@@ -229,7 +229,7 @@ def newton_step(noisy, w1, domain, *, n, method="ridge"):
 def to_domain_coordinates(coef, intercept, domain):
     """The model ``(coef, intercept)`` in the user's units as ``w`` on the
     domain's (shifted, intercept-column) coordinates: the inverse of
-    :func:`~skdp._fm.solve.solve_release`'s mapping."""
+    :func:`~skdp._fm.solve.to_user_model`."""
     coef = np.asarray(coef, dtype=np.float64)
     intercept = float(intercept)
     if domain.x_offset is not None:
@@ -237,14 +237,3 @@ def to_domain_coordinates(coef, intercept, domain):
     if not domain.fit_intercept:
         return coef.copy()
     return np.append(coef, intercept / domain.intercept_scaling)
-
-
-def to_user_model(w, domain):
-    """``(coef, intercept)`` in the user's units from ``w`` (as solve_release)."""
-    if domain.fit_intercept:
-        coef, intercept = w[:-1], float(w[-1] * domain.intercept_scaling)
-    else:
-        coef, intercept = w, 0.0
-    if domain.is_shifted:
-        coef, intercept = domain.to_user_units(coef, intercept)
-    return coef, float(intercept)

@@ -7,7 +7,12 @@ from scipy import linalg
 
 from skdp._fm.sensitivity import default_coef_norm, prior_eigenvalue
 
-__all__ = ["DEFAULT_RIDGE_FACTOR", "solve_noisy_quadratic", "solve_release"]
+__all__ = [
+    "DEFAULT_RIDGE_FACTOR",
+    "solve_noisy_quadratic",
+    "solve_release",
+    "to_user_model",
+]
 
 # Ridge added by solve_noisy_quadratic, in units of the expected spectral norm of
 # the noise matrix (2 sqrt(p) * noise std). Measured on the synthetic linear task
@@ -136,11 +141,17 @@ def solve_release(
         coef_norm=default_coef_norm(objective, domain),
         prior_eig=prior_eigenvalue(objective, domain, n),
     )
+    return to_user_model(w, domain)
+
+
+def to_user_model(w, domain):
+    """``(coef, intercept)`` in the user's units from ``w`` on the domain's
+    coordinates: ``intercept = s * w[-1]``, then a shifted domain mapped back
+    (:meth:`~skdp._fm.domain.DataDomain.to_user_units`)."""
     if domain.fit_intercept:
         coef, intercept = w[:-1], float(w[-1] * domain.intercept_scaling)
     else:
         coef, intercept = w, 0.0
     if domain.is_shifted:
         coef, intercept = domain.to_user_units(coef, intercept)
-        intercept = float(intercept)
-    return coef, intercept
+    return coef, float(intercept)

@@ -6,6 +6,7 @@ import numbers
 from skdp._fm import newton
 from skdp._fm.estimator import MulticlassFMClassifierMixin
 from skdp._fm.multinomial import release_multinomial, solve_multinomial
+from skdp._fm.solve import to_user_model
 from skdp._fm.statistics import clip_to_domain
 from skdp.linear_model._fm import _COMMON_ATTRS_DOC, _COMMON_PARAMS_DOC, _BaseFM
 from skdp.utils.sklearn_compat import (
@@ -275,7 +276,7 @@ class FMLogisticRegression(MulticlassFMClassifierMixin, _BaseFM):
         )
         self.refinement_sensitivity_ = second.sensitivity
         self.refinement_noise_std_ = second.noise_std
-        coef, intercept = newton.to_user_model(w2, domain)
+        coef, intercept = to_user_model(w2, domain)
         return noisy, coef, intercept
 
     def _multinomial_solution(self, stats, domain, rng):
