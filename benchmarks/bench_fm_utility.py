@@ -145,19 +145,24 @@ def _regression_cell(task, Xtr, ytr, Xte, yte, eps, seed):
 
 
 # -------------------------------------------------------------- classification
-def _binary_cell(task, Xtr, ytr, Xte, yte, eps, seed):
-    delta = delta_for(Xtr.shape[0])
+def _fm_scores(task, Xtr, ytr, Xte, yte, eps, seed, classes):
+    """Test accuracy of FMLogisticRegression (one release), both mechanisms."""
     out = {}
     for key, mech in (("FM Laplace", "laplace"), ("FM Gaussian", "gaussian")):
         clf = FMLogisticRegression(
             epsilon=eps,
-            delta=delta,
+            delta=delta_for(Xtr.shape[0]),
             mechanism=mech,
-            classes=[0, 1],
+            classes=classes,
             random_state=seed,
             **_fm_kwargs(task),
         )
         out[key] = clf.fit(Xtr, ytr).score(Xte, yte)
+    return out
+
+
+def _binary_cell(task, Xtr, ytr, Xte, yte, eps, seed):
+    out = _fm_scores(task, Xtr, ytr, Xte, yte, eps, seed, classes=[0, 1])
     out.update(classification_baselines(task, Xtr, ytr, Xte, yte, eps, seed))
     return out
 
@@ -178,17 +183,7 @@ def _multiclass_cell(task, Xtr, ytr, Xte, yte, eps, seed):
     classes = np.unique(ytr)
     C = classes.size
     delta = delta_for(Xtr.shape[0])
-    out = {}
-    for key, mech in (("FM Laplace", "laplace"), ("FM Gaussian", "gaussian")):
-        clf = FMLogisticRegression(
-            epsilon=eps,
-            delta=delta,
-            mechanism=mech,
-            classes=classes,
-            random_state=seed,
-            **_fm_kwargs(task),
-        )
-        out[key] = clf.fit(Xtr, ytr).score(Xte, yte)
+    out = _fm_scores(task, Xtr, ytr, Xte, yte, eps, seed, classes)
     for key, mech in (("FM OvR Laplace", "laplace"), ("FM OvR Gaussian", "gaussian")):
         scores = _ovr_scores(
             lambda c, mech=mech: FMLogisticRegression(
