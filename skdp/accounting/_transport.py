@@ -206,6 +206,8 @@ def _handle(request):
     """Apply one request to a ledger of this process (raises if malformed)."""
     _expect(request, dict, "request")
     op = _expect(request["op"], str, "op")
+    if op not in ("record", "unrecord", "swallowed"):
+        raise ValueError(f"unknown op {op!r}")
     ledger_id = _expect(request["ledger"], str, "ledger")
     with _state_lock:
         ledger = _ledgers.get(ledger_id)
@@ -227,10 +229,8 @@ def _handle(request):
     if op == "unrecord":
         ledger._unrecord(_expect(request["token"], str, "token"))
         return {"status": "ok"}
-    if op == "swallowed":
-        ledger._mark_swallowed(_expect(request["message"], str, "message")[:1000])
-        return {"status": "ok"}
-    raise ValueError(f"unknown op {op!r}")
+    ledger._mark_swallowed(_expect(request["message"], str, "message")[:1000])
+    return {"status": "ok"}
 
 
 def after_fork_in_child():

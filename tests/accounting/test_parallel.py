@@ -113,6 +113,31 @@ def test_eight_fits_in_four_threads(data):
     assert acc.total.epsilon == pytest.approx(2.0)
 
 
+def _fit_in_own_block(X, y):
+    with track_budget() as inner:
+        fm(epsilon=1.0).fit(X, y)
+    return inner
+
+
+def test_a_block_opened_in_a_thread_nests_in_the_outer_block(data):
+    # issue 22: five threads each open their own block around a fit of epsilon 1
+    X, y = data
+    with pytest.raises(BudgetExceededError, match="past the limit"):
+        with track_budget(epsilon=1.0) as outer:
+            with ThreadPoolExecutor(2) as pool:
+                futures = [pool.submit(_fit_in_own_block, X, y) for _ in range(5)]
+                for future in futures:
+                    future.result()
+    assert outer.spends == [("FMLinearRegression", PrivacyBudget(1.0))]
+    assert outer.refusals  # the second release was the one refused
+    # without a cap, every thread's release is in the outer block and its own
+    with track_budget() as outer:
+        with ThreadPoolExecutor(2) as pool:
+            inners = list(pool.map(_fit_in_own_block, [X] * 5, [y] * 5))
+    assert len(outer.spends) == 5 and outer.total == PrivacyBudget(5.0)
+    assert [len(inner.spends) for inner in inners] == [1] * 5
+
+
 def test_private_label_classifier_search(data):
     X, y = data
     labels = (y > 0).astype(int)

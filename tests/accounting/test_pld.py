@@ -45,8 +45,12 @@ def google_epsilon(events, count, relation=NeighborRel.ADD_OR_REMOVE_ONE):
 
 
 def assert_exact_gaussian(epsilon, noise_multiplier, delta):
-    """epsilon is the smallest with gaussian_delta(epsilon) <= delta (to 1e-9)."""
-    assert gaussian_delta(noise_multiplier, epsilon) <= delta
+    """epsilon is the smallest with gaussian_delta(epsilon) <= delta (to 1e-9).
+
+    (1e-9: the tracker sums noise_multiplier^-2 one release at a time, which
+    rounds differently from the closed form here.)
+    """
+    assert gaussian_delta(noise_multiplier, epsilon) <= delta * (1 + 1e-9)
     assert gaussian_delta(noise_multiplier, epsilon * (1 - 1e-9)) > delta
 
 
@@ -60,7 +64,7 @@ def test_gaussian_fits_match_dp_accounting_and_beat_basic(n_fits):
     # Gaussians alone compose in closed form: exact, at most dp_accounting's
     # discretized (pessimistic) figure and within its discretization of it
     assert_exact_gaussian(acc.total.epsilon, sigma / n_fits**0.5, DELTA)
-    assert acc.total.epsilon <= expected
+    assert acc.total.epsilon <= expected * (1 + 1e-12)
     assert acc.total.epsilon == pytest.approx(expected, rel=1e-6)
     assert acc.total.delta == DELTA
     assert acc.total.epsilon <= acc.basic_total.epsilon
@@ -78,7 +82,7 @@ def test_gaussian_mechanism_describes_itself_exactly():
             record_spend(mech.privacy_spent, "g", mechanism=mech)
     expected = google_epsilon([mech.privacy_event.to_dp_event()], 5)
     assert_exact_gaussian(acc.total.epsilon, mech.sigma / 3.0 / 5**0.5, DELTA)
-    assert acc.total.epsilon <= expected
+    assert acc.total.epsilon <= expected * (1 + 1e-12)
     assert acc.total.epsilon == pytest.approx(expected, rel=1e-6)
     # classic calibration adds more noise than needed: tighter than "gaussian"
     with track_budget(accountant="pld", delta=DELTA) as generic:
