@@ -39,7 +39,7 @@ class _Cell:
     noise_multiplier^-2) and the others' basic composition.
     """
 
-    __slots__ = ("rows", "basic", "pld", "gaussian", "rest", "_epsilon")
+    __slots__ = ("rows", "basic", "pld", "gaussian", "rest", "_epsilon", "_delta")
 
     def __init__(self, rows, basic, pld=None, gaussian=0.0, rest=None):
         self.rows = rows
@@ -47,7 +47,8 @@ class _Cell:
         self.pld = pld
         self.gaussian = gaussian
         self.rest = PrivacyBudget(0.0) if rest is None else rest
-        self._epsilon = {}  # delta -> PLD epsilon (a cell never changes)
+        self._epsilon = {}  # delta -> (PLD, fallback) epsilon; a cell never changes
+        self._delta = {}  # epsilon -> PLD delta
 
     def with_rows(self, rows):
         return _Cell(rows, self.basic, self.pld, self.gaussian, self.rest)
@@ -61,6 +62,11 @@ class _Cell:
             else:
                 rest = rest + budget
         return _Cell(self.rows, self.basic + budget, pld, gaussian, rest)
+
+    def pld_delta(self, epsilon):
+        if epsilon not in self._delta:
+            self._delta[epsilon] = self.pld.delta(epsilon)
+        return self._delta[epsilon]
 
     def pld_epsilon(self, delta):
         """(PLD epsilon, closed-form fallback epsilon) at ``delta``."""
@@ -223,7 +229,8 @@ class BudgetTracker:
         if self.accountant == "pld":
             from skdp.accounting._pld import TAIL_MASS, UPPER_MARGIN, PLDState
 
-            upper = None if self.limit is None else self.limit.epsilon + UPPER_MARGIN
+            capped = self.limit is not None and not math.isinf(self.limit.epsilon)
+            upper = self.limit.epsilon + UPPER_MARGIN if capped else None
             # trimmed tails go to +inf: keep them far below the target delta
             tail = min(TAIL_MASS, 1e-6 * self.delta)
             pld = PLDState(upper_loss=upper, tail_mass=tail)
@@ -236,6 +243,26 @@ class BudgetTracker:
         if self.accountant == "basic":
             return self._combine([cell.basic for cell in cells])
         return self._combine([self._cell_total(cell) for cell in cells])
+
+    def _within_limit(self, cells):
+        """Whether ``self._total(cells) <= self.limit``, computed cheaply.
+
+        A cell's total is within the limit iff its basic composition is, or its
+        PLD epsilon at the target delta is at most the cap's epsilon, that is
+        ``delta_pld(cap) <= delta``: this reads only the losses above the cap.
+        Within 1e-9 of the boundary the epsilon itself decides (so the reported
+        total never exceeds the cap by rounding).
+        """
+        for cell in cells:
+            if cell.basic <= self.limit:
+                continue
+            if self.accountant == "basic" or math.isinf(self.limit.epsilon):
+                return False
+            if cell.pld_delta(self.limit.epsilon) > self.delta * (1 - 1e-9):
+                # near or past the cap (or an absurd delta): the total decides
+                if not self._cell_total(cell) <= self.limit:
+                    return False
+        return True
 
     def _cell_total(self, cell):
         basic = cell.basic
@@ -270,15 +297,13 @@ class BudgetTracker:
                 )
             events = tuple(events)
             cells = _split(self._cells, budget, events, rows)
-            if self.limit is not None:
-                new_total = self._total(cells)
-                if not new_total <= self.limit:
-                    message = (
-                        f"{source} would spend {budget}, taking the total to "
-                        f"{new_total}, past the limit {self.limit}"
-                    )
-                    self.refusals.append(message)
-                    raise BudgetExceededError(message + ".")
+            if self.limit is not None and not self._within_limit(cells):
+                message = (
+                    f"{source} would spend {budget}, taking the total to "
+                    f"{self._total(cells)}, past the limit {self.limit}"
+                )
+                self.refusals.append(message)
+                raise BudgetExceededError(message + ".")
             token = secrets.token_hex(16)
             self._entries[token] = (source, budget, events, rows)
             self._cells = cells

@@ -23,7 +23,9 @@ How (each step keeps the result an upper bound, i.e. "pessimistic"):
   bound; and the window bounds the array, hence the cost, whatever the number
   of releases.
 - The smallest epsilon for the target delta is the same computation as
-  dp_accounting's ``get_epsilon_for_delta``, vectorized.
+  dp_accounting's ``get_epsilon_for_delta``, vectorized. A cap ``(c, delta)``
+  is checked with the equivalent ``delta(c) <= delta``, which reads only the
+  losses above ``c``.
 
 Why the window costs (almost) nothing: any PLD has ``E[exp(-L)] <= 1``, so
 ``P(L < -x) <= exp(-x)``: rounding the losses below ``LOWER_LOSS = -50`` up moves
@@ -188,6 +190,20 @@ def _epsilon_for_delta(pmf, delta, interval):
     return math.log((upper - delta) / lower)
 
 
+def _delta_for_epsilon(pmf, epsilon, interval):
+    """``inf + sum_{loss > eps} p (1 - e^(eps - loss))``: dp_accounting's formula.
+
+    Touches only the losses above ``epsilon``: few, under a cap.
+    """
+    n = pmf.probs.size
+    first = min(max(math.floor(epsilon / interval) - pmf.lower + 1, 0), n)
+    losses = (pmf.lower + np.arange(first, n)) * interval
+    above = losses > epsilon  # guards the rounding of floor() at the boundary
+    return pmf.infinity + float(
+        np.dot(-np.expm1(epsilon - losses[above]), pmf.probs[first:][above])
+    )
+
+
 def gaussian_epsilon(noise_multiplier, delta):
     """Smallest epsilon of the Gaussian mechanism (sigma / sensitivity) at delta.
 
@@ -278,6 +294,19 @@ class PLDState:
             else math.floor(self.upper_loss / self.interval)
         )
         return _compose(running, pmf, self.tail_mass, low, high)
+
+    def delta(self, epsilon):
+        """delta of the composition at ``epsilon`` (an upper bound)."""
+        if self.non_private:
+            return 1.0
+        if self.remove is None:
+            if self.inverse_square == 0:
+                return 0.0
+            from skdp.mechanisms import gaussian_delta
+
+            return gaussian_delta(self.inverse_square**-0.5, epsilon)
+        sides = [self.remove] if self.add is None else [self.remove, self.add]
+        return max(_delta_for_epsilon(side, epsilon, self.interval) for side in sides)
 
     def epsilon(self, delta):
         """Smallest epsilon of the composition at ``delta`` (an upper bound)."""

@@ -108,6 +108,9 @@ def _adopt(handles):
     for handle in handles:
         if not isinstance(handle, _transport.RemoteLedger) or handle.id in own:
             continue
+        with _inherited_lock:
+            if handle.id in _inherited:  # adopted with an earlier task
+                continue
         if handle.binds_here():
             with _inherited_lock:
                 _inherited.setdefault(handle.id, handle)
