@@ -305,8 +305,7 @@ class PLDState:
             from skdp.mechanisms import gaussian_delta
 
             return gaussian_delta(self.inverse_square**-0.5, epsilon)
-        sides = [self.remove] if self.add is None else [self.remove, self.add]
-        return max(_delta_for_epsilon(side, epsilon, self.interval) for side in sides)
+        return max(_delta_for_epsilon(s, epsilon, self.interval) for s in self._sides)
 
     def epsilon(self, delta):
         """Smallest epsilon of the composition at ``delta`` (an upper bound)."""
@@ -316,8 +315,11 @@ class PLDState:
             if self.inverse_square == 0:
                 return 0.0
             return gaussian_epsilon(self.inverse_square**-0.5, delta)
-        sides = [self.remove] if self.add is None else [self.remove, self.add]
-        return max(_epsilon_for_delta(side, delta, self.interval) for side in sides)
+        return max(_epsilon_for_delta(s, delta, self.interval) for s in self._sides)
+
+    @property
+    def _sides(self):
+        return [self.remove] if self.add is None else [self.remove, self.add]
 
 
 def pld_epsilon(events, delta, interval=VALUE_DISCRETIZATION):

@@ -87,6 +87,7 @@ class _Listener:
     owner: _process.ProcessId
     sock: socket.socket
     directory: str
+    thread: threading.Thread
 
 
 def ensure_server():
@@ -99,19 +100,23 @@ def ensure_server():
     if not _process.SUPPORTED:
         return "", _process.identity()
     with _state_lock:
-        if _server is None:
+        if _server is None or not _server.thread.is_alive():
+            if _server is not None:  # cannot happen, but never serve a dead address
+                _remove_files(_server)
             directory = tempfile.mkdtemp(prefix="skdp-ledger-")  # mode 0700
             path = os.path.join(directory, "ledger")
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             sock.bind(path)
             sock.listen(128)
-            _server = _Listener(path, _process.identity(), sock, directory)
-            threading.Thread(
+            owner = _process.identity()
+            thread = threading.Thread(
                 target=_accept_loop,
-                args=(_server,),
+                args=(sock, owner),
                 name="skdp-budget-ledger",
                 daemon=True,
-            ).start()
+            )
+            _server = _Listener(path, owner, sock, directory, thread)
+            thread.start()
             atexit.register(_remove_files, _server)
         return _server.path, _server.owner
 
@@ -123,12 +128,12 @@ def _remove_files(listener):
         shutil.rmtree(listener.directory, ignore_errors=True)
 
 
-def _accept_loop(listener):
+def _accept_loop(listener, owner):
     while True:
         try:
-            conn, _ = listener.sock.accept()
+            conn, _ = listener.accept()
         except OSError:
-            if listener.sock.fileno() == -1:  # closed: this process is exiting
+            if listener.fileno() == -1:  # closed: this process is exiting
                 return
             time.sleep(0.01)  # e.g. out of file descriptors: back off, keep serving
             continue
@@ -137,7 +142,7 @@ def _accept_loop(listener):
         try:
             threading.Thread(
                 target=_serve,
-                args=(conn, listener.owner),
+                args=(conn, owner),
                 name="skdp-budget-ledger-conn",
                 daemon=True,
             ).start()

@@ -16,6 +16,7 @@ from skdp.exceptions import BudgetExceededError
 from skdp.linear_model import FMLinearRegression
 from skdp.preprocessing import RandomizedResponse
 
+pytestmark = pytest.mark.usefixtures("time_bound")  # loky workers: 120 s a test
 N = 200
 DELTA = 1e-5
 

@@ -20,7 +20,6 @@ import time
 import warnings
 from pathlib import Path
 
-import numpy as np
 import pytest
 from sklearn.exceptions import FitFailedWarning
 from sklearn.model_selection import GridSearchCV
@@ -38,9 +37,13 @@ from skdp.accounting._ledger import BudgetTracker
 from skdp.exceptions import BudgetExceededError
 from skdp.linear_model import FMLinearRegression
 
-pytestmark = pytest.mark.skipif(
-    not _process.SUPPORTED, reason="the ledger server needs Linux peer credentials"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not _process.SUPPORTED, reason="the ledger server needs Linux peer credentials"
+    ),
+    pytest.mark.usefixtures("time_bound"),
+]
+TIME_LIMIT = 150  # seconds a test (time_bound)
 
 ROOT = str(Path(__file__).resolve().parents[2])
 ENV = {**os.environ, "PYTHONPATH": ROOT}
@@ -172,18 +175,6 @@ saved["fm"].fit(X, y)  # and its own releases are its own
 print(json.dumps(out), flush=True)
 """
 )
-
-
-@pytest.fixture(autouse=True)
-def time_bound():
-    def expire(signum, frame):
-        raise TimeoutError("test_ledger_security: over 150 s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(150)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
 
 
 @contextlib.contextmanager
@@ -336,12 +327,6 @@ def test_a_worker_cannot_unrecord_what_it_did_not_record():
 
 
 # ----------------------------------------------------- local attackers
-def data():
-    rng = np.random.default_rng(0)
-    X = rng.uniform(-1, 1, (240, 3))
-    return X, X @ np.array([0.5, -0.3, 0.2]) + 0.1 * rng.normal(size=240)
-
-
 def fm():
     return FMLinearRegression(bounds_X=(-1, 1), bounds_y=(-2, 2), random_state=0)
 
@@ -421,10 +406,12 @@ def stop_attacker(pid, proc, stop):
 
 
 @pytest.mark.parametrize("detached", [True, False], ids=["outsider", "descendant"])
-def test_attackers_on_the_socket_do_not_stop_a_search(tmp_path, monkeypatch, detached):
+def test_attackers_on_the_socket_do_not_stop_a_search(
+    tmp_path, monkeypatch, detached, data
+):
     # stalls outlast the search (long timeout): the listener must serve around them
     monkeypatch.setattr(_transport, "REQUEST_TIMEOUT", 600.0)
-    X, y = data()
+    X, y = data
     pid, proc, stop = start_attacker(tmp_path, detached)
     assert _process.descends_from(_process.identity(), pid) is not detached
     try:
@@ -536,3 +523,65 @@ def test_a_worker_on_an_unsupported_platform_refuses(monkeypatch):
             record_spend(PrivacyBudget(1.0), "x")
     finally:
         _tracking._inherited.pop(handle.id, None)
+
+
+def test_the_accept_loop_survives_any_exception(monkeypatch):
+    # accept() failing (out of descriptors, anything else), a thread that
+    # cannot start: the loop serves on, and ends only when its socket closes
+    served = []
+
+    class Conn:
+        def close(self):
+            served.append("dropped")
+
+    class Listener:
+        def __init__(self):
+            self.steps = [
+                OSError(24, "Too many open files"),
+                RuntimeError("anything"),
+                (Conn(), None),  # the thread cannot start: dropped
+                (Conn(), None),  # served
+            ]
+
+        def accept(self):
+            if not self.steps:
+                raise OSError(9, "closed")
+            step = self.steps.pop(0)
+            if isinstance(step, BaseException):
+                raise step
+            return step
+
+        def fileno(self):
+            return -1 if not self.steps else 3
+
+    starts = []
+
+    class Thread:
+        def __init__(self, target, args, **kwargs):
+            self.args = args
+
+        def start(self):
+            starts.append(self.args)
+            if len(starts) == 1:
+                raise RuntimeError("can't start new thread")
+            served.append("served")
+
+    monkeypatch.setattr(_transport.threading, "Thread", Thread)
+    monkeypatch.setattr(_transport.time, "sleep", lambda s: None)
+    _transport._accept_loop(Listener(), _process.identity())
+    assert served == ["dropped", "served"]
+
+
+def test_a_dead_listener_is_replaced(data):
+    path, owner = _transport.ensure_server()
+    listener = _transport._server
+    assert listener.thread.is_alive() and owner == _process.identity()
+    listener.sock.close()  # the loop ends when its socket closes
+    listener.thread.join(10)
+    assert not listener.thread.is_alive()
+    new_path, _ = _transport.ensure_server()
+    assert new_path != path and _transport._server.thread.is_alive()
+    with track_budget() as acc:  # and workers reach the new one
+        joblib_fit = GridSearchCV(fm(), {"epsilon": EPSILONS}, cv=CV, n_jobs=2)
+        joblib_fit.fit(*data)
+    assert len(acc.spends) == CV * len(EPSILONS) + 1

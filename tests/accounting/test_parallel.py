@@ -3,7 +3,6 @@
 import multiprocessing
 import os
 import pickle
-import signal
 import warnings
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
@@ -36,26 +35,7 @@ EPSILONS = [0.5, 1.0]
 CV = 3
 
 
-@pytest.fixture(autouse=True)
-def time_bound():
-    """Fail (instead of hanging) if a test takes more than 120 s."""
-
-    def expire(signum, frame):
-        raise TimeoutError("test_parallel: over 120 s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(120)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
-
-
-@pytest.fixture(scope="module")
-def data():
-    rng = np.random.default_rng(0)
-    X = rng.uniform(-1, 1, (240, 3))
-    y = X @ np.array([0.5, -0.3, 0.2]) + 0.1 * rng.normal(size=240)
-    return X, y
+pytestmark = pytest.mark.usefixtures("time_bound")  # 120 s a test
 
 
 def fm(**kw):
