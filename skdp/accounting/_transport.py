@@ -21,6 +21,7 @@ accept loop survives any exception.
 import atexit
 import base64
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -49,6 +50,17 @@ MAX_REQUEST_BYTES = 1 << 25  # 32 MiB: room for 2**22 row ids, base64-encoded
 MAX_REPLY_BYTES = 1 << 20
 MAX_WIRE_ROWS = 1 << 22  # more row ids than this travel as "all rows" (conservative)
 _HEADER = struct.Struct("!I")
+# accept() errors that say nothing about the listener: wait and go on
+_TRANSIENT = {
+    errno.EAGAIN,
+    errno.ECONNABORTED,
+    errno.EMFILE,
+    errno.ENFILE,
+    errno.ENOBUFS,
+    errno.ENOMEM,
+    errno.EPERM,
+    errno.EPROTO,
+}
 
 _state_lock = threading.Lock()
 _server = None  # _Listener of this process
@@ -101,10 +113,15 @@ def ensure_server():
         return "", _process.identity()
     with _state_lock:
         if _server is None or not _server.thread.is_alive():
-            if _server is not None:  # cannot happen, but never serve a dead address
-                _remove_files(_server)
-            directory = tempfile.mkdtemp(prefix="skdp-ledger-")  # mode 0700
-            path = os.path.join(directory, "ledger")
+            if _server is None:
+                directory = tempfile.mkdtemp(prefix="skdp-ledger-")  # mode 0700
+                path = os.path.join(directory, "ledger")
+            else:  # cannot happen; if it did, serve the same path again, so
+                # that handles already given out still find their ledgers
+                directory, path = _server.directory, _server.path
+                with contextlib.suppress(OSError):
+                    _server.sock.close()
+                    os.unlink(path)
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             sock.bind(path)
             sock.listen(128)
@@ -115,14 +132,16 @@ def ensure_server():
                 name="skdp-budget-ledger",
                 daemon=True,
             )
-            _server = _Listener(path, owner, sock, directory, thread)
+            replaced, _server = _server, _Listener(path, owner, sock, directory, thread)
             thread.start()
-            atexit.register(_remove_files, _server)
+            if replaced is None:
+                atexit.register(_remove_files)
         return _server.path, _server.owner
 
 
-def _remove_files(listener):
-    if listener.owner.pid == os.getpid():  # not in a forked child
+def _remove_files():
+    listener = _server
+    if listener is not None and listener.owner.pid == os.getpid():  # not a fork
         with contextlib.suppress(OSError):
             listener.sock.close()
         shutil.rmtree(listener.directory, ignore_errors=True)
@@ -132,11 +151,11 @@ def _accept_loop(listener, owner):
     while True:
         try:
             conn, _ = listener.accept()
-        except OSError:
-            if listener.fileno() == -1:  # closed: this process is exiting
-                return
-            time.sleep(0.01)  # e.g. out of file descriptors: back off, keep serving
-            continue
+        except OSError as exc:
+            if exc.errno in _TRANSIENT and listener.fileno() != -1:
+                time.sleep(0.01)  # e.g. out of file descriptors: back off, go on
+                continue
+            return  # the listener itself is closed or broken: ensure_server replaces it
         except Exception:  # noqa: BLE001 - nothing a peer does may stop the loop
             continue
         try:

@@ -527,7 +527,7 @@ def test_a_worker_on_an_unsupported_platform_refuses(monkeypatch):
 
 def test_the_accept_loop_survives_any_exception(monkeypatch):
     # accept() failing (out of descriptors, anything else), a thread that
-    # cannot start: the loop serves on, and ends only when its socket closes
+    # cannot start: the loop serves on, and ends only when its socket is broken
     served = []
 
     class Conn:
@@ -576,11 +576,13 @@ def test_a_dead_listener_is_replaced(data):
     path, owner = _transport.ensure_server()
     listener = _transport._server
     assert listener.thread.is_alive() and owner == _process.identity()
-    listener.sock.close()  # the loop ends when its socket closes
+    listener.sock.shutdown(socket.SHUT_RDWR)  # broken: the loop ends
+    listener.sock.close()
     listener.thread.join(10)
     assert not listener.thread.is_alive()
-    new_path, _ = _transport.ensure_server()
-    assert new_path != path and _transport._server.thread.is_alive()
+    # a new listener on the same path: handles given out still find it
+    assert _transport.ensure_server() == (path, owner)
+    assert _transport._server is not listener and _transport._server.thread.is_alive()
     with track_budget() as acc:  # and workers reach the new one
         joblib_fit = GridSearchCV(fm(), {"epsilon": EPSILONS}, cv=CV, n_jobs=2)
         joblib_fit.fit(*data)
