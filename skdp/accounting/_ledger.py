@@ -256,7 +256,11 @@ class BudgetTracker:
         for cell in cells:
             if cell.basic <= self.limit:
                 continue
-            if self.accountant == "basic" or math.isinf(self.limit.epsilon):
+            if (
+                self.accountant == "basic"
+                or math.isinf(self.limit.epsilon)
+                or self.delta > self.limit.delta  # no PLD total can fit then
+            ):
                 return False
             if cell.pld_delta(self.limit.epsilon) > self.delta * (1 - 1e-9):
                 # near or past the cap (or an absurd delta): the total decides

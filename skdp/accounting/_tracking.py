@@ -2,11 +2,11 @@
 
 A release is recorded in the *active* ledgers of the code that makes it:
 
-1. the ``track_budget`` blocks open in the current context (thread / task), and
-   the blocks that were active where the outermost of them was opened;
+1. the ``track_budget`` blocks open in the current context (thread / task);
 2. otherwise (a thread that opened no block: ``ThreadPoolExecutor``, joblib's
-   threading backend, dask's threads) every block open in the process; a block
-   opened in such a thread nests inside every block open in the process then;
+   threading backend, dask's threads) every block open in the process. A block
+   opened in such a thread cannot know where the thread was started: it nests
+   inside every block open in the process at that moment, as if opened there;
 3. plus, in a process that descends from a process with open blocks and that
    received a skdp estimator pickled inside them (loky, dask ``LocalCluster``
    and ``multiprocessing`` workers), those blocks, reached through their
