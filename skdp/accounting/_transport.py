@@ -46,9 +46,9 @@ __all__ = ["LedgerUnreachableError", "RemoteLedger", "ensure_server"]
 CONNECT_TIMEOUT = 10.0  # client: reaching the listener
 REQUEST_TIMEOUT = 10.0  # server: a connected peer must send its request by then
 REPLY_TIMEOUT = 60.0  # client: the ledger may wait for its lock behind other records
-MAX_REQUEST_BYTES = 1 << 25  # 32 MiB: room for 2**22 row ids, base64-encoded
+MAX_REQUEST_BYTES = 1 << 25  # 32 MiB: room for MAX_WIRE_ROWS ids in base64
 MAX_REPLY_BYTES = 1 << 20
-MAX_WIRE_ROWS = 1 << 22  # more row ids than this travel as "all rows" (conservative)
+MAX_WIRE_ROWS = 1 << 21  # more row ids than this travel as "all rows" (conservative)
 _HEADER = struct.Struct("!I")
 # accept() errors that say nothing about the listener: wait and go on
 _TRANSIENT = {
@@ -176,15 +176,21 @@ def _serve(conn, owner):
             conn.settimeout(REQUEST_TIMEOUT)
             if not _process.descends_from(owner, _process.peer_pid(conn)):
                 return  # not one of this process's workers: say nothing
-            reply = _handle(_read_message(conn, MAX_REQUEST_BYTES))
+            deadline = time.monotonic() + REQUEST_TIMEOUT  # for the whole request
+            reply = _handle(_read_message(conn, MAX_REQUEST_BYTES, deadline))
             _write_message(conn, reply)
         except Exception:  # noqa: BLE001 - malformed, oversized, slow or gone
             return
 
 
-def _read_exact(sock, size):
+def _read_exact(sock, size, deadline=None):
     chunks = []
     while size:
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("request not received in time")
+            sock.settimeout(remaining)
         chunk = sock.recv(min(size, 1 << 20))
         if not chunk:
             raise EOFError("connection closed")
@@ -193,11 +199,11 @@ def _read_exact(sock, size):
     return b"".join(chunks)
 
 
-def _read_message(sock, limit):
-    (size,) = _HEADER.unpack(_read_exact(sock, _HEADER.size))
+def _read_message(sock, limit, deadline=None):
+    (size,) = _HEADER.unpack(_read_exact(sock, _HEADER.size, deadline))
     if size > limit:
         raise ValueError(f"message of {size} bytes, over the limit {limit}")
-    return json.loads(_read_exact(sock, size).decode("utf-8"))
+    return json.loads(_read_exact(sock, size, deadline).decode("utf-8"))
 
 
 def _write_message(sock, obj):

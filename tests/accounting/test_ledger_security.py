@@ -20,6 +20,7 @@ import time
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 from sklearn.exceptions import FitFailedWarning
 from sklearn.model_selection import GridSearchCV
@@ -587,3 +588,19 @@ def test_a_dead_listener_is_replaced(data):
         joblib_fit = GridSearchCV(fm(), {"epsilon": EPSILONS}, cv=CV, n_jobs=2)
         joblib_fit.fit(*data)
     assert len(acc.spends) == CV * len(EPSILONS) + 1
+
+
+def test_a_request_trickled_byte_by_byte_meets_one_deadline():
+    left, right = socket.socketpair()
+    with left, right:
+        left.sendall(b"\x00\x00")  # half a header, then nothing
+        with pytest.raises(TimeoutError):
+            _transport._read_message(right, 100, time.monotonic() + 0.2)
+
+
+def test_the_most_row_ids_sent_fit_in_one_request():
+    rows = np.arange(_transport.MAX_WIRE_ROWS, dtype=np.int64)
+    encoded = _transport.rows_to_wire(rows)
+    assert len(encoded) < _transport.MAX_REQUEST_BYTES - 10_000
+    assert np.array_equal(_transport.rows_from_wire(encoded), rows)
+    assert _transport.rows_to_wire(np.arange(rows.size + 1)) is None  # all rows
