@@ -1,12 +1,36 @@
 """Party and server configurations (TOML) and a party's policy.
 
-Every key is checked when the file is read; a bad value raises
-:class:`ConfigError` naming the file, the key and what was expected. Relative
-paths are relative to the config file. See ``doc/user_guide/federated.rst`` for
-an example of each file.
+Every key is checked when the file is read, before any protocol step; a bad
+value raises :class:`ConfigError` naming the file, the key and what was
+expected. Each table declares its keys (the ``*_KEYS`` sets below): an unknown
+key is reported first, with the closest known key as a suggestion, so a
+misspelled key is never reported as the right key missing. Beyond types and
+ranges, loading checks what the run would otherwise find late:
+
+- the TLS files: certificates where certificates belong and an unencrypted
+  private key that belongs to ``tls.cert`` (:func:`~._tls.read_tls_material`);
+- the server's model: the estimator's own parameter constraints
+  (:func:`~._model.estimator_param_problem`: ``postprocessing``,
+  ``random_state``, a ``gaussian`` mechanism needs ``0 < delta < 1``) and the
+  bottom-up budgets (:func:`skdp.vertical._plan.check_public_parameters`);
+- output paths: the nearest existing directory above them must be a writable
+  directory (not a regular file), and an existing output must be a file;
+- the data file must be a regular file.
+
+The listen address is bound when the run starts, also before any protocol
+step (a port in use is a :class:`ConfigError` too). Relative paths are
+relative to the config file. See ``doc/user_guide/federated.rst`` for an
+example of each file.
+
+A schema library was not worth a dependency here: the checks that matter cross
+keys and touch files (TLS material, paths, budgets), and the estimator's own
+constraints already encode the model's parameters; a declared key set per table
+plus these checks is shorter than a schema with the same validators.
 """
 
+import difflib
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +52,60 @@ OBJECTIVES = ("linear", "logistic")
 POLICY_OBJECTIVES = ("linear", "logistic", "multinomial")
 BACKENDS = ("plaintext", "bfv")
 NOISE_GENERATION = ("threshold", "distributed", "dealer")
+
+
+PARTY_KEYS = {
+    "name",
+    "listen",
+    "server",
+    "output",
+    "max_message_mb",
+    "peers",
+    "tls",
+    "data",
+    "domain",
+    "policy",
+    "timeouts",
+}
+SERVER_KEYS = {
+    "name",
+    "listen",
+    "output",
+    "max_message_mb",
+    "tls",
+    "parties",
+    "model",
+    "timeouts",
+}
+TLS_KEYS = {"ca_cert", "cert", "key"}
+DATA_KEYS = {"path", "id_column", "features", "label", "label_bounds", "classes"}
+DOMAIN_KEYS = {"bounds", "data_norm"}
+POLICY_KEYS = {
+    "max_epsilon",
+    "max_delta",
+    "backends",
+    "objectives",
+    "min_samples",
+    "noise_generation",
+}
+TIMEOUT_KEYS = {"call", "startup", "protocol", "heartbeat"}
+PARTY_ENTRY_KEYS = {"name", "address", "label"}
+MODEL_KEYS = {
+    "objective",
+    "budget",
+    "epsilon",
+    "delta",
+    "party_epsilon",
+    "pairwise_epsilon",
+    "classes",
+    "mechanism",
+    "backend",
+    "noise_generation",
+    "fit_intercept",
+    "linear_weight",
+    "postprocessing",
+    "random_state",
+}
 
 
 def effective_objective(objective, classes=None):
@@ -73,16 +151,28 @@ class TLSConfig:
     key: Path
 
     def read(self):
-        """``(ca, cert, key)`` as PEM bytes."""
-        return tuple(p.read_bytes() for p in (self.ca_cert, self.cert, self.key))
+        """``(ca, cert, key)`` as PEM bytes, checked (see :mod:`._tls`)."""
+        from skdp.vertical.federated._tls import read_tls_material
+
+        return read_tls_material(self.ca_cert, self.cert, self.key)
 
 
 @dataclass(frozen=True)
 class Timeouts:
-    call: float = 120.0  # deadline of one call (plus 1 s per 5 MB sent)
-    startup: float = 60.0  # until every peer answers
-    protocol: float = 3600.0  # the whole run
-    heartbeat: float = 2.0  # liveness check of every peer
+    """Seconds (``[timeouts]`` in either config).
+
+    ``call``: deadline of one call (plus 1 s per 5 MB sent), and how long a
+    connection may go without acknowledging a keepalive ping (a frozen peer is
+    noticed within ``heartbeat + call``); ``startup``: until every peer answers
+    (and how long a participant that failed early stays reachable to tell
+    them); ``protocol``: the whole run; ``heartbeat``: interval of the
+    liveness pings and of the connections' keepalive pings (at least 1 s).
+    """
+
+    call: float = 120.0
+    startup: float = 60.0
+    protocol: float = 3600.0
+    heartbeat: float = 2.0
 
 
 @dataclass(frozen=True)
@@ -236,12 +326,31 @@ class ServerConfig:
 
 
 # ---------------------------------------------------------------- reading
-class _Reader:
-    """Typed access to a TOML table, errors naming file and key."""
+def _suggest(key, known):
+    close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
-    def __init__(self, table, source, prefix=""):
+
+class _Reader:
+    """Typed access to a TOML table, errors naming file and key.
+
+    ``keys``: the keys the table may hold (None: any); an unknown one is an
+    error at once, with a suggestion.
+    """
+
+    def __init__(self, table, source, prefix="", keys=None):
         self.table, self.source, self.prefix = table, source, prefix
         self.used = set()
+        if keys is not None:
+            unknown = sorted(set(table) - set(keys), key=str)
+            if unknown:
+                raise ConfigError(
+                    f"{source}: unknown key(s) "
+                    + ", ".join(f"'{prefix}{k}'{_suggest(k, keys)}" for k in unknown)
+                    + f"; [{prefix.rstrip('.') or 'top level'}] takes "
+                    + ", ".join(sorted(keys))
+                    + "."
+                )
 
     def _fail(self, key, expected, value=None):
         got = "" if value is None else f", got {value!r}"
@@ -266,17 +375,36 @@ class _Reader:
             self._fail(key, f"must be {expected}", value)
         return value
 
-    def sub(self, key, required=True):
+    def sub(self, key, required=True, keys=None):
         table = self.get(key, dict, default=... if required else {})
-        return _Reader(table, self.source, f"{self.prefix}{key}.")
+        return _Reader(table, self.source, f"{self.prefix}{key}.", keys)
 
     def path(self, key, base, default=..., must_exist=True):
         value = self.get(key, str, default=default)
         if value is None:
             return None
         path = (base / value).resolve()
-        if must_exist and not path.exists():
-            self._fail(key, f"names a missing file ({path})")
+        if must_exist and not path.is_file():
+            what = "a directory, not a file" if path.is_dir() else "a missing file"
+            self._fail(key, f"names {what} ({path})")
+        return path
+
+    def output(self, key, base, suffixes, default=...):
+        """A path the run will write (``PATH`` + each suffix), checked now."""
+        path = self.path(key, base, default=default, must_exist=False)
+        if path is None:
+            return None
+        parent = path.parent
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        if not parent.is_dir():
+            self._fail(key, f"lies under {parent}, which is a file, not a directory")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            self._fail(key, f"cannot be written: {parent} is not writable")
+        for suffix in suffixes:
+            target = path.with_suffix(suffix) if suffix else path
+            if target.exists() and not target.is_file():
+                self._fail(key, f"names {target}, which exists and is not a file")
         return path
 
     def done(self):
@@ -314,16 +442,22 @@ def _positive(v):
 
 
 def _tls(reader, base):
-    tls = reader.sub("tls")
+    from skdp.vertical.federated._tls import TLSMaterialError
+
+    tls = reader.sub("tls", keys=TLS_KEYS)
     out = TLSConfig(
         tls.path("ca_cert", base), tls.path("cert", base), tls.path("key", base)
     )
     tls.done()
+    try:
+        out.read()
+    except TLSMaterialError as exc:
+        tls._fail(exc.key, str(exc), str(getattr(out, exc.key)))
     return out
 
 
 def _timeouts(reader):
-    t = reader.sub("timeouts", required=False)
+    t = reader.sub("timeouts", required=False, keys=TIMEOUT_KEYS)
     kw = {
         k: t.get(k, float, getattr(Timeouts, k), _positive, "a positive number")
         for k in ("call", "startup", "protocol", "heartbeat")
@@ -363,9 +497,10 @@ def load_party_config(path):
     Examples
     --------
     >>> import pathlib, tempfile
+    >>> from skdp.vertical.federated._certs import init_ca, issue
     >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> for f in ["ca.pem", "bank.pem", "bank.key", "bank.csv"]:
-    ...     _ = (d / f).write_text("")
+    >>> _ = init_ca(d), issue(d, "bank")  # ca.pem, bank.pem, bank.key
+    >>> _ = (d / "bank.csv").write_text("")
     >>> _ = (d / "party.toml").write_text('''
     ... name = "bank"
     ... listen = "0.0.0.0:7001"
@@ -392,11 +527,11 @@ def load_party_config(path):
 
 
 def party_config_from_dict(table, base=Path("."), source="<dict>"):
-    r = _Reader(table, source)
+    r = _Reader(table, source, keys=PARTY_KEYS)
     name = r.get("name", str)
     listen = r.get("listen", str, check=_address, expected="'host:port'")
     server = r.get("server", str, default="server")
-    output = r.path("output", base, default=None, must_exist=False)
+    output = r.output("output", base, [""], default=None)
     max_mb = r.get("max_message_mb", int, 1024, lambda v: 0 < v < 2048, "in 1..2047")
     peers_r = r.sub("peers")
     peers = {}
@@ -404,11 +539,15 @@ def party_config_from_dict(table, base=Path("."), source="<dict>"):
         peers[peer] = peers_r.get(peer, str, check=_address, expected="'host:port'")
     peers_r.done()
     if server not in peers:
-        r._fail("peers", f"must give the address of the server {server!r}", peers)
+        r._fail(
+            "peers",
+            f"must give the address of the server {server!r}" + _suggest(server, peers),
+            peers,
+        )
     if name in peers:
         r._fail("peers", "must not list this party itself", name)
     tls = _tls(r, base)
-    data = r.sub("data")
+    data = r.sub("data", keys=DATA_KEYS)
     data_path = data.path("path", base)
     if data_path.suffix.lower() not in (".csv", ".parquet", ".pq"):
         data._fail("path", "must be a .csv or .parquet file", str(data_path))
@@ -432,13 +571,16 @@ def party_config_from_dict(table, base=Path("."), source="<dict>"):
     if id_column in features or (label is not None and label in features + [id_column]):
         data._fail("features", "must not contain the id or label column", features)
     data.done()
-    dom = r.sub("domain")
+    dom = r.sub("domain", keys=DOMAIN_KEYS)
     bounds = {}
     if "bounds" in dom.table:
         b = dom.sub("bounds")
         for col in list(b.table):
             if col not in features:
-                b._fail(col, f"is not one of data.features {features}")
+                b._fail(
+                    col,
+                    f"is not one of data.features {features}" + _suggest(col, features),
+                )
             bounds[col] = _bound(b, col, b.get(col, list))
         b.done()
     data_norm = dom.get("data_norm", float, None, _positive, "a positive number")
@@ -450,7 +592,7 @@ def party_config_from_dict(table, base=Path("."), source="<dict>"):
             "must bound every feature (domain.bounds) or the row norm "
             f"(domain.data_norm); unbounded: {missing}",
         )
-    pol = r.sub("policy")
+    pol = r.sub("policy", keys=POLICY_KEYS)
     policy = Policy(
         max_epsilon=pol.get("max_epsilon", float, check=_positive, expected="> 0"),
         max_delta=pol.get("max_delta", float, 0.0, lambda v: 0 <= v < 1, "in [0, 1)"),
@@ -497,10 +639,10 @@ def load_server_config(path):
 
 
 def server_config_from_dict(table, base=Path("."), source="<dict>"):
-    r = _Reader(table, source)
+    r = _Reader(table, source, keys=SERVER_KEYS)
     name = r.get("name", str, default="server")
     listen = r.get("listen", str, check=_address, expected="'host:port'")
-    output = r.path("output", base, must_exist=False)
+    output = r.output("output", base, [".npz", ".json"])
     max_mb = r.get("max_message_mb", int, 1024, lambda v: 0 < v < 2048, "in 1..2047")
     tls = _tls(r, base)
     raw = r.get("parties", list, check=lambda v: len(v) >= 1, expected="non-empty")
@@ -508,7 +650,7 @@ def server_config_from_dict(table, base=Path("."), source="<dict>"):
     for i, entry in enumerate(raw):
         if not isinstance(entry, dict):
             r._fail(f"parties[{i}]", "must be a table", entry)
-        p = _Reader(entry, source, f"parties[{i}].")
+        p = _Reader(entry, source, f"parties[{i}].", PARTY_ENTRY_KEYS)
         spec = PartySpec(
             p.get("name", str),
             p.get("address", str, check=_address, expected="'host:port'"),
@@ -522,7 +664,7 @@ def server_config_from_dict(table, base=Path("."), source="<dict>"):
         r._fail("parties", "must have distinct names, other than the server's", names)
     if len(label) != 1:
         r._fail("parties", "must mark exactly one party with label = true", label)
-    m = r.sub("model")
+    m = r.sub("model", keys=MODEL_KEYS)
     objective = m.get(
         "objective", str, check=lambda v: v in OBJECTIVES, expected=str(OBJECTIVES)
     )
@@ -538,15 +680,23 @@ def server_config_from_dict(table, base=Path("."), source="<dict>"):
         m._fail(
             "budget", "'bottom-up' needs model.party_epsilon and model.pairwise_epsilon"
         )
-    if party_eps is not None and len(party_eps) != len(parties):
-        m._fail("party_epsilon", f"must have one entry per party ({len(parties)})")
+    if party_eps is not None and (
+        len(party_eps) != len(parties) or not all(map(_is_number, party_eps))
+    ):
+        m._fail("party_epsilon", f"must hold one number per party ({len(parties)})")
     if pair_eps is not None and (
         len(pair_eps) != len(parties)
         or not all(
-            isinstance(row, list) and len(row) == len(parties) for row in pair_eps
+            isinstance(row, list)
+            and len(row) == len(parties)
+            and all(map(_is_number, row))
+            for row in pair_eps
         )
     ):
-        m._fail("pairwise_epsilon", f"must be a {len(parties)} x {len(parties)} matrix")
+        m._fail(
+            "pairwise_epsilon",
+            f"must be a {len(parties)} x {len(parties)} matrix of numbers",
+        )
     classes = m.get("classes", list, None, _class_labels, _CLASSES_EXPECTED)
     if classes is not None and objective != "logistic":
         m._fail("classes", "is only for objective = 'logistic'", classes)
@@ -599,4 +749,49 @@ def server_config_from_dict(table, base=Path("."), source="<dict>"):
     )
     m.done()
     r.done()
+    _check_model(m, config)
     return config
+
+
+def _is_number(v):
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _check_model(m, config):
+    """``[model]`` within the estimator's own parameter constraints, and its
+    budgets consistent (the checks the server's role would make too late)."""
+    from skdp.vertical import VerticalFMClassifier, VerticalFMRegressor
+    from skdp.vertical._plan import check_public_parameters
+    from skdp.vertical.federated._model import estimator_param_problem
+
+    cls = VerticalFMRegressor if config.objective == "linear" else VerticalFMClassifier
+    keys = {"secure_backend": "backend"}  # estimator parameter -> config key
+    params = {
+        "epsilon": config.epsilon,
+        "delta": config.delta,
+        "mechanism": config.mechanism,
+        "budget": config.budget,
+        "secure_backend": config.backend,
+        "noise_generation": config.noise_generation,
+        "fit_intercept": config.fit_intercept,
+        "linear_weight": config.linear_weight,
+        "postprocessing": config.postprocessing,
+        "random_state": config.random_state,
+    }
+    problem = estimator_param_problem(cls, params)
+    if problem is not None:
+        m._fail(keys.get(problem[0], problem[0]), problem[1])
+    try:
+        check_public_parameters(
+            budget=config.budget,
+            mechanism=config.mechanism,
+            noise_generation=config.noise_generation,
+            party_epsilon=config.party_epsilon,
+            pairwise_epsilon=config.pairwise_epsilon,
+            n_parties=len(config.parties),
+        )
+    except ValueError as exc:
+        raise ConfigError(
+            f"{config.source}: keys 'model.budget', 'model.mechanism', "
+            f"'model.party_epsilon', 'model.pairwise_epsilon': {exc}"
+        ) from None

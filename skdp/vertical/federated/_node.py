@@ -4,16 +4,27 @@ A :class:`Node` delivers messages between named participants over
 :mod:`~skdp.vertical.federated._transport` and turns every failure into one
 :class:`FederatedError` whose message names the cause:
 
-- startup: every peer must answer within ``timeouts.startup`` (a TLS failure, a
-  wrong CA or a wrong name fails at once, with gRPC's reason);
-- every call has a deadline (``timeouts.call`` plus one second per 5 MB);
+- startup: every peer must answer within ``timeouts.startup``; before its first
+  ping, each peer's certificate is checked for its expected DNS name
+  (:func:`~._tls.check_peer_name`). A TLS failure, a wrong CA or a wrong name
+  fails at once with the reason, and so does a peer that answers that the run
+  was aborted (with the peer's cause);
+- every call has a deadline (``timeouts.call`` plus one second per 5 MB) and a
+  watchdog: a send is cancelled as soon as the run is aborted or past the
+  protocol deadline, and a connection whose peer stops acknowledging keepalive
+  pings for ``timeouts.call`` seconds fails its calls (a frozen peer);
 - liveness: a background thread pings the peers it watches every
   ``timeouts.heartbeat`` seconds; a peer that stops answering fails the run;
 - an ``"abort"`` message from any peer fails the run with the peer's cause;
 - the whole run is bounded by ``timeouts.protocol``.
 
-On failure the node sends an abort (with the cause) to every peer it knows and
-stops its endpoint; nothing is released.
+On failure the node answers every further call with the cause (``ABORTED``),
+sends an abort (with the cause) to every peer it knows, and stops its endpoint;
+nothing is released. A failure *before every peer has answered* (a bad data
+file, a refused certificate) keeps the endpoint up and retries the peers not yet
+told until ``timeouts.startup`` (counted from the node's start) has passed, so
+that a peer started later learns the cause at its first contact instead of
+waiting out ``startup``.
 
 Messages on the wire carry *role* names (``"server"``, ``"party 0"``, ...) or
 participant names; ``hosts`` maps each to the participant (certificate name) that
@@ -22,11 +33,14 @@ caller's certificate.
 """
 
 import queue
+import ssl
+import sys
 import threading
 import time
 from collections import deque
 
 from skdp.vertical._messages import ABORT, Message, ProtocolError
+from skdp.vertical.federated._tls import check_peer_name
 from skdp.vertical.federated._transport import Endpoint, Peer, TransportError
 
 __all__ = ["FederatedError", "Node"]
@@ -36,10 +50,13 @@ _FATAL_TLS = (
     "handshake",
     "hostname verification",
     "certificate",
-    "permission_denied",
     "ssl",
     "tls",
 )
+_FATAL_CODES = ("PERMISSION_DENIED", "ABORTED", "INVALID_ARGUMENT")
+#: Seconds an abort may take to reach one peer (it is small: a live peer
+#: acknowledges it at once).
+ABORT_SECONDS = 3.0
 
 
 class FederatedError(ProtocolError):
@@ -56,15 +73,21 @@ class Node:
     listen : str
     peers : dict
         ``{participant name: address}``.
-    pem : tuple of bytes
-        ``(ca, cert, key)``.
+    tls : TLSConfig
+        Paths of the CA certificate, this participant's certificate and key.
     timeouts : Timeouts
     max_message_bytes : int
+
+    Raises
+    ------
+    ListenError
+        The listen address cannot be bound.
     """
 
-    def __init__(self, name, listen, peers, pem, timeouts, max_message_bytes):
+    def __init__(self, name, listen, peers, tls, timeouts, max_message_bytes):
         self.name = name
         self.timeouts = timeouts
+        self.tls = tls
         self.hosts = {name: name, **{p: p for p in peers}}  # sender -> participant
         self._inbox = queue.Queue()
         self._pending = deque()
@@ -72,10 +95,15 @@ class Node:
         self._stopped = threading.Event()
         self._watched = set()
         self._lock = threading.Lock()
+        self.reached = set()  # peers that answered a ping
         self.bytes_received = 0
         self.messages_received = 0
-        self.deadline = time.monotonic() + timeouts.protocol
-        ca, cert, key = pem
+        started = time.monotonic()
+        self.deadline = started + timeouts.protocol
+        self.startup_deadline = started + timeouts.startup
+        ca, cert, key = tls.read()
+        self._ca = ca
+        keepalive = (timeouts.heartbeat, timeouts.call)
         self.endpoint = Endpoint(
             name,
             listen,
@@ -86,9 +114,22 @@ class Node:
             self._on_message,
             max_message_bytes,
             is_local=lambda receiver: self.hosts.get(receiver) == self.name,
+            admits=self._admits,
+            keepalive=keepalive,
+            max_workers=max(8, 2 * len(peers) + 4),
         )
         self.peers = {
-            p: Peer(name, p, addr, ca, cert, key, timeouts.call, max_message_bytes)
+            p: Peer(
+                name,
+                p,
+                addr,
+                ca,
+                cert,
+                key,
+                timeouts.call,
+                max_message_bytes,
+                keepalive=keepalive,
+            )
             for p, addr in peers.items()
         }
         self.endpoint.start()
@@ -97,6 +138,10 @@ class Node:
     def _authorized(self, sender, cert_names):
         host = self.hosts.get(sender)
         return host is not None and host in cert_names and host != self.name
+
+    def _admits(self, cert_names):
+        expected = set(self.hosts.values()) - {self.name}
+        return not expected.isdisjoint(cert_names)
 
     def _on_message(self, message, nbytes):
         with self._lock:
@@ -138,6 +183,15 @@ class Node:
                 return message
             self._pending.append(message)
 
+    def _stop_reason(self):
+        """Why a call in flight must stop now (an abort, the deadline), or None."""
+        if self._abort is not None:
+            sender, cause = self._abort
+            return f"{sender} aborted the run: {cause}"
+        if time.monotonic() > self.deadline:
+            return f"the run exceeded timeouts.protocol ({self.timeouts.protocol:g} s)"
+        return None
+
     def check(self):
         """Raise if a peer aborted or the liveness thread found a failure."""
         if self._abort is not None:
@@ -156,26 +210,68 @@ class Node:
             )
         peer = self.peers[to]
         try:
-            return peer.send(message)
+            return peer.send(message, stop=self._stop_reason)
         except (TransportError, ValueError) as exc:
+            self.check()  # an abort that stopped the send is the cause
             raise FederatedError(f"{self.name}: {exc}") from None
 
     # ---------------------------------------------------------- startup / liveness
+    def _check_name(self, p):
+        """The peer's certificate names ``p`` as a DNS SAN (one TLS handshake);
+        False while it does not accept connections yet."""
+        peer = self.peers[p]
+        try:
+            check_peer_name(
+                peer.address,
+                p,
+                self._ca,
+                self.tls.cert,
+                self.tls.key,
+                timeout=min(5.0, self.timeouts.call),
+            )
+        except ssl.SSLCertVerificationError as exc:
+            raise FederatedError(
+                f"{self.name}: cannot authenticate {p} at {peer.address}: its "
+                f"certificate is not valid for the name {p!r}: {exc.verify_message}"
+            ) from None
+        except ssl.SSLError as exc:
+            raise FederatedError(
+                f"{self.name}: {p} at {peer.address} ended the TLS handshake "
+                f"({exc.reason}): it does not accept this participant's "
+                "certificate (issued by another CA, expired, not yet valid, or "
+                "without the name as a DNS subject alternative name)"
+            ) from None
+        except OSError:
+            return False
+        return True
+
     def wait_for_peers(self, names=None):
         """Block until every peer in ``names`` answers a ping (pinned TLS)."""
         names = list(self.peers if names is None else names)
         limit = time.monotonic() + self.timeouts.startup
         waiting = set(names)
+        checked = set()
         last = {}
         while waiting:
             self.check()
             for p in sorted(waiting):
+                if p not in checked:
+                    if not self._check_name(p):
+                        last[p] = "not accepting connections"
+                        continue
+                    checked.add(p)
                 try:
                     answer = self.peers[p].ping(timeout=min(5.0, self.timeouts.call))
                 except TransportError as exc:
                     text = str(exc)
                     last[p] = text
-                    if any(w in text.lower() for w in _FATAL_TLS):
+                    if exc.code == "ABORTED":
+                        raise FederatedError(
+                            f"{p} aborted the run: {text.split('ABORTED: ', 1)[-1]}"
+                        ) from None
+                    if exc.code in _FATAL_CODES or any(
+                        w in text.lower() for w in _FATAL_TLS
+                    ):
                         raise FederatedError(
                             f"{self.name}: cannot authenticate {p}: {text}"
                         ) from None
@@ -185,6 +281,7 @@ class Node:
                         f"{self.name}: {p} answered as {answer!r}; refusing."
                     )
                 waiting.discard(p)
+                self.reached.add(p)
             if waiting and time.monotonic() > limit:
                 raise FederatedError(
                     f"{self.name}: no answer within {self.timeouts.startup:g} s from "
@@ -221,32 +318,64 @@ class Node:
                     return
 
     # ---------------------------------------------------------- shutdown
-    def abort_all(self, cause):
-        """Tell every peer the run is aborted (best effort, in parallel)."""
-        origin = self._abort[0] if self._abort else None
+    def _tell(self, peers, cause):
+        """Send the abort to ``peers`` in parallel; the set of those reached."""
+        told = set()
         threads = []
-        for p, peer in self.peers.items():
-            if p == origin:
-                continue
+        for p in peers:
             msg = Message(ABORT, self.name, p, "abort", {"cause": str(cause)})
 
-            def send(peer=peer, msg=msg):
+            def send(p=p, msg=msg):
                 try:
-                    peer.send(msg, timeout=3.0)
+                    self.peers[p].send(msg, timeout=ABORT_SECONDS)
+                    told.add(p)
                 except Exception:  # a dead peer cannot be told
                     pass
 
             t = threading.Thread(target=send, daemon=True)
             t.start()
             threads.append(t)
+        limit = time.monotonic() + ABORT_SECONDS + 1.0
         for t in threads:
-            t.join(4.0)
+            t.join(max(0.0, limit - time.monotonic()))
+        return told
+
+    def abort_all(self, cause, log=None):
+        """Tell every peer the run is aborted, with ``cause`` (public text).
+
+        From now on the endpoint answers every call with ``ABORTED: cause``.
+        Peers that never answered a ping (the failure came during startup) are
+        retried until ``timeouts.startup`` has passed, the endpoint staying up
+        meanwhile; ``log(line)`` (default: stderr) says so once.
+        """
+        self.endpoint.failure = str(cause)
+        origin = self._abort[0] if self._abort else None
+        pending = set(self.peers) - {origin}
+        pending -= self._tell(pending, cause)
+        late = pending - self.reached
+        if not late or time.monotonic() >= self.startup_deadline:
+            return
+        left = self.startup_deadline - time.monotonic()
+        log = log or (lambda line: print(line, file=sys.stderr, flush=True))
+        log(
+            f"{self.name}: run aborted ({cause}); staying reachable up to "
+            f"{left:.0f} s so that {', '.join(sorted(late))} learn the cause"
+        )
+        while late and time.monotonic() < self.startup_deadline:
+            if self._stopped.wait(0.5):
+                return
+            late -= self._tell(late, cause)
 
     def close(self):
         self._stopped.set()
         self.endpoint.stop(grace=0.5)
-        for peer in self.peers.values():
-            peer.close()
+        # a channel with a call stuck on a frozen peer can take long to close:
+        # close them in the background, bounded
+        closing = threading.Thread(
+            target=lambda: [peer.close() for peer in self.peers.values()], daemon=True
+        )
+        closing.start()
+        closing.join(2.0)
 
     def traffic(self):
         """``{"sent": bytes, "received": bytes, "messages_sent", ...}``."""

@@ -11,7 +11,9 @@ from skdp.vertical.federated._config import (
     load_party_config,
     load_server_config,
 )
-from tests.vertical.federated._harness import write_toml
+from tests.vertical.federated._harness import make_certs, write_toml
+
+pytest.importorskip("cryptography")
 
 PARTY = {
     "name": "bank",
@@ -44,8 +46,8 @@ SERVER = {
 
 @pytest.fixture
 def files(tmp_path):
-    for name in ["ca.pem", "bank.pem", "bank.key", "bank.csv"]:
-        (tmp_path / name).write_text("x")
+    make_certs(tmp_path, ["bank"])  # real TLS files: loading parses them
+    (tmp_path / "bank.csv").write_text("x")
     return tmp_path
 
 
@@ -187,9 +189,7 @@ def test_the_guide_configs_are_valid(tmp_path):
     blocks = _doc_blocks()
     party = next(b for b in blocks if b.startswith('name = "bank"'))
     server = next(b for b in blocks if b.startswith('name = "server"'))
-    (tmp_path / "certs").mkdir()
-    for name in ["ca.pem", "bank.pem", "bank.key", "server.pem", "server.key"]:
-        (tmp_path / "certs" / name).write_text("x")
+    make_certs(tmp_path / "certs", ["bank", "server"])
     (tmp_path / "bank.csv").write_text("customer_id,age,income,defaulted\n")
     (tmp_path / "party.toml").write_text(party)
     (tmp_path / "server.toml").write_text(server)

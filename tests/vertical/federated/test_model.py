@@ -63,6 +63,8 @@ def test_classifier_round_trip(tmp_path):
             classes=["no", "yes"],
             feature_names=["a", "b", "c"],
             params={"epsilon": 0.5},
+            privacy_spent={"epsilon": 0.5, "delta": 0.0},
+            party_privacy=np.array([0.4, 0.3]),
         ),
     )
     clf = load_model(tmp_path / "c.npz")
@@ -77,7 +79,7 @@ def test_classifier_round_trip(tmp_path):
 
 def test_not_a_model(tmp_path):
     (tmp_path / "x.json").write_text('{"format": "pickle"}')
-    (tmp_path / "x.npz").write_bytes(b"")
+    np.savez(tmp_path / "x.npz", coef=np.zeros(2))
     with pytest.raises(ValueError, match="not an skdp vertical model"):
         load_model(tmp_path / "x")
 
@@ -96,6 +98,8 @@ def test_multinomial_classifier_round_trip(tmp_path):
             n_features_in=2,
             classes=["a", "b", "c"],
             params={"epsilon": 0.5, "classes": ["a", "b", "c"]},
+            privacy_spent={"epsilon": 0.5, "delta": 0.0},
+            party_privacy=np.array([0.4, 0.3]),
             bounds_lower=None,
             bounds_upper=None,
         ),
