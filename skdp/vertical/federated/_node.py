@@ -46,13 +46,9 @@ from skdp.vertical.federated._transport import Endpoint, Peer, TransportError
 __all__ = ["FederatedError", "Node"]
 
 CONTROL = "runtime"  # step of runtime messages: done, released
-_FATAL_TLS = (
-    "handshake",
-    "hostname verification",
-    "certificate",
-    "ssl",
-    "tls",
-)
+# a ping answered with one of these fails the startup at once; anything else
+# (a peer not up yet, a slow handshake on a loaded machine) is retried: TLS
+# problems were found by the handshake check before the first ping
 _FATAL_CODES = ("PERMISSION_DENIED", "ABORTED", "INVALID_ARGUMENT")
 #: Seconds an abort may take to reach one peer (it is small: a live peer
 #: acknowledges it at once).
@@ -216,9 +212,11 @@ class Node:
             raise FederatedError(f"{self.name}: {exc}") from None
 
     # ---------------------------------------------------------- startup / liveness
-    def _check_name(self, p):
+    def _check_name(self, p, refusals):
         """The peer's certificate names ``p`` as a DNS SAN (one TLS handshake);
-        False while it does not accept connections yet."""
+        False while it does not accept connections yet. ``refusals[p]`` counts
+        handshakes the peer ended: three in a row mean it refuses this
+        participant's certificate (once may be a peer shutting down)."""
         peer = self.peers[p]
         try:
             check_peer_name(
@@ -231,10 +229,15 @@ class Node:
             )
         except ssl.SSLCertVerificationError as exc:
             raise FederatedError(
-                f"{self.name}: cannot authenticate {p} at {peer.address}: its "
-                f"certificate is not valid for the name {p!r}: {exc.verify_message}"
+                f"{self.name}: cannot authenticate {p} at {peer.address}: "
+                f"{exc.verify_message} (its certificate must come from this "
+                f"participant's CA and carry {p!r} as a DNS subject alternative "
+                "name; the subject CN does not count)"
             ) from None
         except ssl.SSLError as exc:
+            refusals[p] = refusals.get(p, 0) + 1
+            if refusals[p] < 3:
+                return False
             raise FederatedError(
                 f"{self.name}: {p} at {peer.address} ended the TLS handshake "
                 f"({exc.reason}): it does not accept this participant's "
@@ -243,6 +246,7 @@ class Node:
             ) from None
         except OSError:
             return False
+        refusals.pop(p, None)
         return True
 
     def wait_for_peers(self, names=None):
@@ -250,13 +254,13 @@ class Node:
         names = list(self.peers if names is None else names)
         limit = time.monotonic() + self.timeouts.startup
         waiting = set(names)
-        checked = set()
+        checked, refusals = set(), {}
         last = {}
         while waiting:
             self.check()
             for p in sorted(waiting):
                 if p not in checked:
-                    if not self._check_name(p):
+                    if not self._check_name(p, refusals):
                         last[p] = "not accepting connections"
                         continue
                     checked.add(p)
@@ -265,13 +269,10 @@ class Node:
                 except TransportError as exc:
                     text = str(exc)
                     last[p] = text
-                    if exc.code == "ABORTED":
-                        raise FederatedError(
-                            f"{p} aborted the run: {text.split('ABORTED: ', 1)[-1]}"
-                        ) from None
-                    if exc.code in _FATAL_CODES or any(
-                        w in text.lower() for w in _FATAL_TLS
-                    ):
+                    if exc.code == "ABORTED":  # relayed like an abort message
+                        self._abort = (p, exc.detail)
+                        self.check()
+                    if exc.code in _FATAL_CODES:
                         raise FederatedError(
                             f"{self.name}: cannot authenticate {p}: {text}"
                         ) from None
@@ -329,6 +330,9 @@ class Node:
                 try:
                     self.peers[p].send(msg, timeout=ABORT_SECONDS)
                     told.add(p)
+                except TransportError as exc:
+                    if exc.code == "ABORTED":  # it has failed already: it knows
+                        told.add(p)
                 except Exception:  # a dead peer cannot be told
                     pass
 
@@ -344,16 +348,20 @@ class Node:
         """Tell every peer the run is aborted, with ``cause`` (public text).
 
         From now on the endpoint answers every call with ``ABORTED: cause``.
-        Peers that never answered a ping (the failure came during startup) are
+        When the failure started here (not an abort relayed from a peer), peers
+        that never answered a ping (the failure came during startup) are
         retried until ``timeouts.startup`` has passed, the endpoint staying up
-        meanwhile; ``log(line)`` (default: stderr) says so once.
+        meanwhile; ``log(line)`` (default: stderr) says so once. A relaying
+        participant tries once: the origin, which knows every participant,
+        keeps telling the late ones.
         """
         self.endpoint.failure = str(cause)
         origin = self._abort[0] if self._abort else None
         pending = set(self.peers) - {origin}
         pending -= self._tell(pending, cause)
         late = pending - self.reached
-        if not late or time.monotonic() >= self.startup_deadline:
+        relayed = origin is not None and origin != self.name
+        if relayed or not late or time.monotonic() >= self.startup_deadline:
             return
         left = self.startup_deadline - time.monotonic()
         log = log or (lambda line: print(line, file=sys.stderr, flush=True))
@@ -364,6 +372,7 @@ class Node:
         while late and time.monotonic() < self.startup_deadline:
             if self._stopped.wait(0.5):
                 return
+            late -= self.endpoint.failure_seen_by  # answered ABORTED meanwhile
             late -= self._tell(late, cause)
 
     def close(self):

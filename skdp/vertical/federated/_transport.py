@@ -84,12 +84,14 @@ _MIN_KEEPALIVE_MS = 1000
 class TransportError(RuntimeError):
     """A call to a peer failed (unreachable, refused, TLS, timeout).
 
-    ``code`` is the gRPC status name (``"UNAVAILABLE"``, ...) or None.
+    ``code`` is the gRPC status name (``"UNAVAILABLE"``, ...) or None,
+    ``detail`` the peer's or gRPC's own text.
     """
 
-    def __init__(self, message, code=None):
+    def __init__(self, message, code=None, detail=""):
         super().__init__(message)
         self.code = code
+        self.detail = detail
 
 
 class ListenError(TransportError):
@@ -211,6 +213,7 @@ class Endpoint:
         self._inflight = {}  # certificate names -> bytes buffered now
         self._lock = threading.Lock()
         self.failure = None  # set: every call is answered ABORTED with it
+        self.failure_seen_by = set()  # DNS names of callers answered so
         self.refused = queue.SimpleQueue()  # reasons of refused calls
         handler = grpc.method_handlers_generic_handler(
             SERVICE,
@@ -223,8 +226,11 @@ class Endpoint:
             ("grpc.so_reuseport", 0),
             ("grpc.max_receive_message_length", CHUNK_BYTES),
             ("grpc.max_send_message_length", _MAX_ANSWER_BYTES),
-            # clients ping at most every _MIN_KEEPALIVE_MS; allow twice that rate
+            # clients ping every _MIN_KEEPALIVE_MS or slower, but gRPC's BDP
+            # probes are pings too: never close a connection for its pings
+            # (a caller already holds a certificate of the CA)
             ("grpc.http2.min_recv_ping_interval_without_data_ms", 500),
+            ("grpc.http2.max_ping_strikes", 0),
         ]
         self._server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=max_workers),
@@ -265,10 +271,11 @@ class Endpoint:
                 f"whose DNS names are {sorted(set(names))}",
             )
 
-    def _check_failed(self, context):
+    def _check_failed(self, context, names):
         import grpc
 
         if self.failure is not None:
+            self.failure_seen_by.update(names)
             context.abort(grpc.StatusCode.ABORTED, self.failure)
 
     def _deliver(self, chunks, context):
@@ -282,7 +289,7 @@ class Endpoint:
                 f"{self.name}: refused a call from a certificate whose DNS names "
                 f"{sorted(set(names))} are no expected participant",
             )
-        self._check_failed(context)
+        self._check_failed(context, names)
         caller = tuple(sorted(set(names)))
         frame = bytearray()
         try:
@@ -326,7 +333,7 @@ class Endpoint:
         if len(request) > MAX_PING_BYTES:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "ping request too long")
         self._authenticate(context, request.decode(errors="replace"), names)
-        self._check_failed(context)
+        self._check_failed(context, names)
         return self.name.encode()
 
 
@@ -402,6 +409,7 @@ class Peer:
                 f"{what} {self.name!r} at {self.address} failed: "
                 f"{name}: {exc.details()}",
                 code=name,
+                detail=exc.details() or "",
             )
         return TransportError(f"{what} {self.name!r} at {self.address} failed: {exc}")
 

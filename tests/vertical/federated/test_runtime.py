@@ -38,6 +38,7 @@ from tests.vertical.federated._harness import (  # noqa: E402
     launch,
     make_certs,
     wait_all,
+    wait_exits,
 )
 
 PROCESS_TIMEOUT = 240  # seconds for a whole multi-process run (loaded machine)
@@ -258,7 +259,7 @@ def test_wrong_peer_name_is_refused(tmp_path):
     results = _run_threads(dep)
     _all_failed(results, dep)
     assert "cannot authenticate server" in str(results["org-1"])
-    assert "Hostname Verification" in str(results["org-1"])
+    assert "not valid for the name 'server'" in str(results["org-1"])
 
 
 def test_wire_never_carries_raw_data_or_exact_cross_sums(tmp_path, monkeypatch):
@@ -383,8 +384,11 @@ def test_bad_data_file_fails_everyone(tmp_path):
     path.write_text("\n".join(lines) + "\n")
     results = _run_threads(dep)
     _all_failed(results, dep)
-    assert "is not a finite number ('oops')" in str(results["org-1"])
-    assert "org-1" in str(results["server"])
+    assert "column 'x1' row 5 is not a finite number" in str(results["org-1"])
+    assert "'oops'" not in str(results["org-1"])  # never a cell value
+    for name in ["server", "org-0"]:
+        assert "org-1 aborted the run: column 'x1'" in str(results[name])
+        assert "org-1.csv" not in str(results[name])  # nor another's path
 
 
 def test_verbose_reports_each_participants_protocol_steps(tmp_path, capsys):
@@ -394,3 +398,50 @@ def test_verbose_reports_each_participants_protocol_steps(tmp_path, capsys):
     err = capsys.readouterr().err
     for name in ["server", *dep.names]:
         assert f"{name}: step 'release'" in err or f"{name}: step 'local'" in err
+
+
+# ------------------------------------------------------------------ frozen peer
+FROZEN_TIMEOUTS = {"startup": 90.0, "call": 10.0, "heartbeat": 1.0, "protocol": 600.0}
+
+
+def test_frozen_party_ends_every_other_process(tmp_path):
+    """org-1 stops itself with SIGSTOP at its first protocol step (it keeps its
+    connections: a hung VM, a half-open link) while org-0 streams it 48 MB of
+    random bytes (a large ciphertext), far more than TCP and HTTP/2 buffer. The
+    send is blocked in flow control, where a deadline alone never fires; the
+    keepalive pings and the watchdog end it. Every other process exits non-zero
+    within call + heartbeat + 10 s of the freeze, and no model is written."""
+    blocks, _, y = _data(40, [1, 1, 1], "linear")
+    dep = Deployment(tmp_path, blocks, y, timeouts=dict(FROZEN_TIMEOUTS))
+    marker = tmp_path / "org-1-frozen"
+    procs = launch(
+        dep.write(),
+        module="tests.vertical.federated._toy",
+        extra_env={
+            "SKDP_TOY_FREEZE": "org-1",
+            "SKDP_TOY_FREEZE_MARKER": str(marker),
+            "SKDP_TOY_BIG_MB": "48",
+        },
+    )
+    others = ["server", "org-0", "org-2"]
+    bound = FROZEN_TIMEOUTS["call"] + FROZEN_TIMEOUTS["heartbeat"] + 10
+    try:
+        deadline = time.monotonic() + PROCESS_TIMEOUT
+        while not marker.exists() and time.monotonic() < deadline:
+            if any(p.poll() is not None for p in procs.values()):
+                break
+            time.sleep(0.05)
+        frozen_at = time.monotonic()
+        assert marker.exists(), "org-1 never reached its first protocol step"
+        out = wait_exits(procs, others, bound, since=frozen_at)
+    finally:
+        kill_all(procs)  # SIGKILL ends the stopped process too
+    for name in others:
+        code, seconds, err = out[name]
+        assert code is not None, (
+            f"{name} still ran {bound:g} s after the freeze: {err[-2000:]}"
+        )
+        assert code == 1, f"{name} exited {code}: {err[-2000:]}"
+        assert "org-1" in err, err[-2000:]
+    assert not (tmp_path / "model.json").exists()
+    assert not (tmp_path / "model.npz").exists()
