@@ -123,7 +123,7 @@ class ModelFileError(ValueError):
     """
 
     def __init__(self, path, field, problem):
-        super().__init__(f"{path}: field '{field}' {problem}.")
+        super().__init__(f"{path}: field '{field}' {problem.rstrip('.')}.")
         self.path = Path(path)
         self.field = field
 
@@ -250,12 +250,16 @@ def _read_npz(npz):
                 raise ModelFileError(
                     npz, info.filename, f"is not an array of a model {list(_ARRAYS)}"
                 )
-            if info.file_size > size or info.compress_type != zipfile.ZIP_STORED:
+            if info.compress_type != zipfile.ZIP_STORED:
                 raise ModelFileError(
                     npz,
                     name,
-                    f"declares {info.file_size} bytes in a file of {size}: models "
-                    "store their arrays uncompressed",
+                    "is compressed: models store their arrays uncompressed (so "
+                    "that no array can declare more bytes than the file holds)",
+                )
+            if info.file_size > size:
+                raise ModelFileError(
+                    npz, name, f"declares {info.file_size} bytes in a file of {size}"
                 )
             try:
                 raw = archive.read(info)
@@ -362,7 +366,8 @@ class _Checked:
         self._domain()
         for field, kinds in _RECORDS.items():
             if field in meta and not isinstance(meta[field], kinds):
-                self.fail(field, f"must be a {' or '.join(k.__name__ for k in kinds)}")
+                names = ["null" if k is type(None) else k.__name__ for k in kinds]
+                self.fail(field, f"must be of type {' or '.join(names)}")
         if meta.get("feature_names") is not None:
             self.names("feature_names", meta["feature_names"], self.d)
 
@@ -419,10 +424,13 @@ class _Checked:
         if params.get("partition") is not None:
             try:
                 self.partition = check_partition(params["partition"], self.d)
-                if params.get("label_party") is not None:
-                    check_label_party(params["label_party"], len(self.partition))
             except (TypeError, ValueError) as exc:
                 self.fail("params.partition", f"is not valid: {exc}")
+        if params.get("label_party") is not None and self.partition is not None:
+            try:
+                check_label_party(params["label_party"], len(self.partition))
+            except (TypeError, ValueError) as exc:
+                self.fail("params.label_party", f"is not valid: {exc}")
         for field in ("partition", "label_party", "bounds_y", "classes"):
             top = self.meta.get(field)
             if field == "bounds_y" and top is not None:
@@ -532,11 +540,11 @@ def estimator_param_problem(cls, params):
         try:
             cls(**{key: value})._validate_params()
         except (TypeError, ValueError) as exc:
-            return key, f"is refused by {cls.__name__}: {exc}"
+            return key, f"is refused: {str(exc).rstrip('.')}"
     try:
         cls(**params)._check_privacy_params()
     except ValueError as exc:
-        return "delta", str(exc)
+        return "delta", f"is refused: {str(exc).rstrip('.')}"
     return None
 
 
