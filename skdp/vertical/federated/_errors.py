@@ -13,7 +13,8 @@ Two kinds of exceptions carry text written under the rule:
 - the runtime's own errors (:class:`~._node.FederatedError` and the protocol's
   :class:`~skdp.vertical._messages.ProtocolError`,
   :class:`~._config.PolicyError`, :class:`~._alignment.AlignmentError`): they
-  travel to the peers as they are;
+  travel to the peers as they are, or as their ``public`` text when they name
+  this participant's own files;
 - :class:`DataError`, a problem in a participant's own data file: its message
   (the path, the column, the row number) is printed by that participant only,
   its :attr:`~DataError.public` text (the column and the problem) is what the
@@ -57,7 +58,7 @@ def public_cause(exc):
     if isinstance(exc, DataError):
         return exc.public
     if isinstance(exc, _ruled()):
-        return str(exc)
+        return getattr(exc, "public", None) or str(exc)
     if isinstance(exc, KeyboardInterrupt | SystemExit):
         return f"interrupted ({type(exc).__name__})"
     return (

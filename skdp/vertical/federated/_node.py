@@ -56,7 +56,15 @@ ABORT_SECONDS = 3.0
 
 
 class FederatedError(ProtocolError):
-    """The federated run failed or was aborted; nothing was released."""
+    """The federated run failed or was aborted; nothing was released.
+
+    ``public`` (optional): the text the peers receive when it differs from the
+    message (which may name this participant's own files, see :mod:`._errors`).
+    """
+
+    def __init__(self, message, public=None):
+        super().__init__(message)
+        self.public = public
 
 
 class Node:
@@ -92,6 +100,7 @@ class Node:
         self._watched = set()
         self._lock = threading.Lock()
         self.reached = set()  # peers that answered a ping
+        self.unreachable = set()  # peers whose TLS handshake check failed
         self.bytes_received = 0
         self.messages_received = 0
         started = time.monotonic()
@@ -228,6 +237,7 @@ class Node:
                 timeout=min(5.0, self.timeouts.call),
             )
         except ssl.SSLCertVerificationError as exc:
+            self.unreachable.add(p)  # no abort can reach it either
             raise FederatedError(
                 f"{self.name}: cannot authenticate {p} at {peer.address}: "
                 f"{exc.verify_message} (its certificate must come from this "
@@ -238,6 +248,7 @@ class Node:
             refusals[p] = refusals.get(p, 0) + 1
             if refusals[p] < 3:
                 return False
+            self.unreachable.add(p)
             raise FederatedError(
                 f"{self.name}: {p} at {peer.address} ended the TLS handshake "
                 f"({exc.reason}): it does not accept this participant's "
@@ -359,7 +370,7 @@ class Node:
         origin = self._abort[0] if self._abort else None
         pending = set(self.peers) - {origin}
         pending -= self._tell(pending, cause)
-        late = pending - self.reached
+        late = pending - self.reached - self.unreachable
         relayed = origin is not None and origin != self.name
         if relayed or not late or time.monotonic() >= self.startup_deadline:
             return

@@ -114,7 +114,8 @@ def _check_certificate(config):
     if problem is not None:
         raise FederatedError(
             f"{config.name}: {problem} (tls.cert {config.tls.cert}, tls.ca_cert "
-            f"{config.tls.ca_cert}); no peer will accept it"
+            f"{config.tls.ca_cert}); no peer will accept it",
+            public=f"{config.name}: {problem}",
         )
 
 

@@ -445,3 +445,122 @@ def test_frozen_party_ends_every_other_process(tmp_path):
         assert "org-1" in err, err[-2000:]
     assert not (tmp_path / "model.json").exists()
     assert not (tmp_path / "model.npz").exists()
+
+
+# ------------------------------------------------------------ bind, early failures
+def test_a_second_server_on_a_bound_port_exits_2_naming_the_port(tmp_path):
+    """A leftover server holds the port: the new one must not share it
+    (SO_REUSEPORT is off) and stops before any protocol step, exit status 2."""
+    import socket
+
+    dep = _small(tmp_path)
+    dep.server["timeouts"]["startup"] = 600.0  # the first one waits meanwhile
+    paths = dep.write()
+    port = int(dep.addresses["server"].rsplit(":", 1)[1])
+    first = launch({"server": paths["server"]})
+    try:
+        deadline = time.monotonic() + PROCESS_TIMEOUT
+        while time.monotonic() < deadline and first["server"].poll() is None:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break  # the first server listens
+            time.sleep(0.1)
+        second = launch({"server": paths["server"]})
+        out = wait_all(second, PROCESS_TIMEOUT)
+    finally:
+        kill_all(first)
+    code, _, err = out["server"]
+    assert code == 2, err[-2000:]
+    assert f"port {port} is already in use" in err and "key 'listen'" in err
+
+
+def _read_lines(proc, lines):
+    import threading
+
+    def read():
+        for line in proc.stderr:
+            lines.append(line)
+
+    t = threading.Thread(target=read, daemon=True)
+    t.start()
+    return t
+
+
+def _start_first(paths, name):
+    """Launch ``name`` alone and wait until it has failed and says it stays
+    reachable; its stderr lines so far (and later) are in the returned list."""
+    procs = launch({name: paths[name]})
+    lines = []
+    reader = _read_lines(procs[name], lines)
+    deadline = time.monotonic() + PROCESS_TIMEOUT
+    while time.monotonic() < deadline and procs[name].poll() is None:
+        if any("staying reachable" in line for line in lines):
+            break
+        time.sleep(0.1)
+    assert any("staying reachable" in line for line in lines), "".join(lines)
+    return procs, lines, reader
+
+
+def test_an_early_failure_reaches_peers_started_later(tmp_path):
+    """org-1's data file has a bad cell: it fails before any peer listens,
+    prints the cause at once and stays reachable; the server and org-0, started
+    afterwards, learn the cause at their first contact (exit 1 naming it, long
+    before their ``startup`` of 240 s would end) and no process prints the
+    value."""
+    blocks, _, y = _data(30, [1, 2], "linear")
+    timeouts = {"startup": 240.0, "call": 20.0, "heartbeat": 0.5, "protocol": 600.0}
+    dep = Deployment(tmp_path, blocks, y, timeouts=timeouts)
+    path = tmp_path / "org-1.csv"
+    lines = path.read_text().splitlines()
+    cells = lines[5].split(",")
+    cells[1] = "SECRET-4711"
+    lines[5] = ",".join(cells)
+    path.write_text("\n".join(lines) + "\n")
+    paths = dep.write()
+    first, first_err, reader = _start_first(paths, "org-1")
+    try:
+        later = launch({n: paths[n] for n in ["server", "org-0"]})
+        out = wait_all(later, PROCESS_TIMEOUT)
+        first["org-1"].wait(timeout=PROCESS_TIMEOUT)
+        reader.join(10)
+    finally:
+        kill_all(first)
+    assert first["org-1"].returncode == 1
+    assert "column 'x1' row 5 is not a finite number" in "".join(first_err)
+    for name in ["server", "org-0"]:
+        code, _, err = out[name]
+        assert code == 1, err[-2000:]
+        assert "org-1 aborted the run: column 'x1' of its data file" in err, err
+        assert "org-1.csv" not in err  # never another participant's path
+    for err in ["".join(first_err), *(o[2] for o in out.values())]:
+        assert "SECRET-4711" not in err
+
+
+def test_an_expired_certificate_is_named_by_everyone(tmp_path):
+    """org-1's certificate has expired: org-1 says so at once (no peer would
+    tell it: they only close the handshake) and stays reachable; the server and
+    org-0, started later, fail at their first handshake with it naming the
+    cause instead of waiting out ``startup``."""
+    from tests.vertical.federated._harness import issue_certificate
+
+    blocks, _, y = _data(30, [1, 2], "linear")
+    timeouts = {"startup": 240.0, "call": 20.0, "heartbeat": 0.5, "protocol": 600.0}
+    dep = Deployment(tmp_path, blocks, y, timeouts=timeouts)
+    issue_certificate(dep.certs, "org-1-old", "org-1", ["org-1"], days=(-30, -1))
+    dep.parties[1]["tls"].update(cert="certs/org-1-old.pem", key="certs/org-1-old.key")
+    dep.parties[1]["timeouts"]["startup"] = 45.0  # how long org-1 stays reachable
+    paths = dep.write()
+    first, first_err, reader = _start_first(paths, "org-1")
+    try:
+        later = launch({n: paths[n] for n in ["server", "org-0"]})
+        out = wait_all(later, PROCESS_TIMEOUT)
+        first["org-1"].wait(timeout=PROCESS_TIMEOUT)
+        reader.join(10)
+    finally:
+        kill_all(first)
+    assert first["org-1"].returncode == 1
+    assert "certificate has expired" in "".join(first_err)
+    for name in ["server", "org-0"]:
+        code, _, err = out[name]
+        assert code == 1, err[-2000:]
+        assert "certificate has expired" in err and "org-1" in err, err[-2000:]
