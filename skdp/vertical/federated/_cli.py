@@ -20,8 +20,9 @@ import time
 
 __all__ = ["certs_main", "party_main", "server_main"]
 
-#: Seconds the interpreter may take to shut down after the run has ended.
-EXIT_GRACE = 5.0
+#: Seconds the interpreter may take to shut down after the run has ended
+#: (everything that matters, aborts and the model, is done by then).
+EXIT_GRACE = 1.5
 
 
 def _exit_watchdog(code, process=True):

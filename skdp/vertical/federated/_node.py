@@ -50,9 +50,13 @@ CONTROL = "runtime"  # step of runtime messages: done, released
 # (a peer not up yet, a slow handshake on a loaded machine) is retried: TLS
 # problems were found by the handshake check before the first ping
 _FATAL_CODES = ("PERMISSION_DENIED", "ABORTED", "INVALID_ARGUMENT")
-#: Seconds an abort may take to reach one peer (it is small: a live peer
-#: acknowledges it at once).
-ABORT_SECONDS = 3.0
+#: Seconds the aborts may take to reach the peers, all together (an abort is
+#: small: a live peer acknowledges it at once; a frozen one never does, and
+#: must not hold the others up).
+ABORT_SECONDS = 2.0
+#: Seconds a failed heartbeat waits for the peer's own abort message (so that a
+#: peer that aborted and exited is reported with its cause, not as lost).
+ABORT_GRACE = 1.0
 
 
 class FederatedError(ProtocolError):
@@ -322,7 +326,7 @@ class Node:
                     # a peer that aborted tells everyone why before it exits: give
                     # its abort message a moment to arrive, so the run fails with
                     # the real cause rather than with "lost contact"
-                    if self._stopped.wait(min(2.0, self.timeouts.call)):
+                    if self._stopped.wait(min(ABORT_GRACE, self.timeouts.call)):
                         return
                     if p in self._watched and self._abort is None:
                         self._abort = (self.name, f"lost contact with {p}: {exc}")
@@ -350,10 +354,10 @@ class Node:
             t = threading.Thread(target=send, daemon=True)
             t.start()
             threads.append(t)
-        limit = time.monotonic() + ABORT_SECONDS + 1.0
+        limit = time.monotonic() + ABORT_SECONDS
         for t in threads:
             t.join(max(0.0, limit - time.monotonic()))
-        return told
+        return set(told)
 
     def abort_all(self, cause, log=None):
         """Tell every peer the run is aborted, with ``cause`` (public text).
@@ -387,15 +391,16 @@ class Node:
             late -= self._tell(late, cause)
 
     def close(self):
+        """Stop the endpoint and the channels, in about a second at most (a
+        call stuck on a frozen peer can hold a channel's close much longer:
+        the channels close in the background)."""
         self._stopped.set()
-        self.endpoint.stop(grace=0.5)
-        # a channel with a call stuck on a frozen peer can take long to close:
-        # close them in the background, bounded
         closing = threading.Thread(
             target=lambda: [peer.close() for peer in self.peers.values()], daemon=True
         )
         closing.start()
-        closing.join(2.0)
+        self.endpoint.stop(grace=0.2, wait=0.8)
+        closing.join(0.2)
 
     def traffic(self):
         """``{"sent": bytes, "received": bytes, "messages_sent", ...}``."""

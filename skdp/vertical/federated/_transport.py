@@ -252,9 +252,10 @@ class Endpoint:
         self._server.start()
         return self
 
-    def stop(self, grace=None):
-        """Stop serving (calls in flight are cancelled after ``grace`` s)."""
-        self._server.stop(grace).wait((grace or 0) + 5.0)
+    def stop(self, grace=None, wait=5.0):
+        """Stop serving (calls in flight are cancelled after ``grace`` s);
+        wait at most ``grace + wait`` s for it."""
+        self._server.stop(grace).wait((grace or 0) + wait)
 
     def _refuse(self, context, code, reason):
         self.refused.put(reason)
