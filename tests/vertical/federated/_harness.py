@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from skdp.vertical.federated._certs import init_ca, issue
+from skdp.vertical.federated._certs import _key_pem, init_ca, issue
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -334,11 +334,5 @@ def issue_certificate(directory, file_name, cn, dns=(), days=(-1, 30)):
         builder = builder.add_extension(sans, critical=False)
     cert = builder.sign(ca_key, hashes.SHA256())
     (d / f"{file_name}.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    (d / f"{file_name}.key").write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
+    (d / f"{file_name}.key").write_bytes(_key_pem(key))
     return d / f"{file_name}.pem", d / f"{file_name}.key"
