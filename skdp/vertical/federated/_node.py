@@ -382,7 +382,7 @@ class Node:
         log = log or (lambda line: print(line, file=sys.stderr, flush=True))
         log(
             f"{self.name}: run aborted ({cause}); staying reachable up to "
-            f"{left:.0f} s so that {', '.join(sorted(late))} learn the cause"
+            f"{left:.0f} s to tell {', '.join(sorted(late))} (not reached yet)"
         )
         while late and time.monotonic() < self.startup_deadline:
             if self._stopped.wait(0.5):
