@@ -2,9 +2,9 @@
 
 Every key is checked when the file is read, before any protocol step; a bad
 value raises :class:`ConfigError` naming the file, the key and what was
-expected. Each table declares its keys (the ``*_KEYS`` sets below): an unknown
-key is reported first, with the closest known key as a suggestion, so a
-misspelled key is never reported as the right key missing. Beyond types and
+expected. Each table declares its keys (``*_KEYS`` in :mod:`._config_reader`):
+an unknown key is reported first, with the closest known key as a suggestion,
+so a misspelled key is never reported as the right key missing. Beyond types and
 ranges, loading checks what the run would otherwise find late:
 
 - the TLS files: certificates where certificates belong and an unencrypted
@@ -28,11 +28,29 @@ constraints already encode the model's parameters; a declared key set per table
 plus these checks is shorter than a schema with the same validators.
 """
 
-import difflib
-import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from skdp.vertical.federated._config_reader import (
+    DATA_KEYS,
+    DOMAIN_KEYS,
+    MODEL_KEYS,
+    PARTY_ENTRY_KEYS,
+    PARTY_KEYS,
+    POLICY_KEYS,
+    SERVER_KEYS,
+    TIMEOUT_KEYS,
+    TLS_KEYS,
+    ConfigError,
+    Reader,
+    is_address,
+    is_number,
+    is_positive,
+    load_toml,
+    read_bound,
+    read_strings,
+    suggest,
+)
 
 __all__ = [
     "ConfigError",
@@ -52,60 +70,6 @@ OBJECTIVES = ("linear", "logistic")
 POLICY_OBJECTIVES = ("linear", "logistic", "multinomial")
 BACKENDS = ("plaintext", "bfv")
 NOISE_GENERATION = ("threshold", "distributed", "dealer")
-
-
-PARTY_KEYS = {
-    "name",
-    "listen",
-    "server",
-    "output",
-    "max_message_mb",
-    "peers",
-    "tls",
-    "data",
-    "domain",
-    "policy",
-    "timeouts",
-}
-SERVER_KEYS = {
-    "name",
-    "listen",
-    "output",
-    "max_message_mb",
-    "tls",
-    "parties",
-    "model",
-    "timeouts",
-}
-TLS_KEYS = {"ca_cert", "cert", "key"}
-DATA_KEYS = {"path", "id_column", "features", "label", "label_bounds", "classes"}
-DOMAIN_KEYS = {"bounds", "data_norm"}
-POLICY_KEYS = {
-    "max_epsilon",
-    "max_delta",
-    "backends",
-    "objectives",
-    "min_samples",
-    "noise_generation",
-}
-TIMEOUT_KEYS = {"call", "startup", "protocol", "heartbeat"}
-PARTY_ENTRY_KEYS = {"name", "address", "label"}
-MODEL_KEYS = {
-    "objective",
-    "budget",
-    "epsilon",
-    "delta",
-    "party_epsilon",
-    "pairwise_epsilon",
-    "classes",
-    "mechanism",
-    "backend",
-    "noise_generation",
-    "fit_intercept",
-    "linear_weight",
-    "postprocessing",
-    "random_state",
-}
 
 
 def effective_objective(objective, classes=None):
@@ -134,10 +98,6 @@ def _class_labels(v):
 
 
 _CLASSES_EXPECTED = "two or more distinct class labels (all integers or all strings)"
-
-
-class ConfigError(ValueError):
-    """A configuration file is missing a key or has a bad value."""
 
 
 class PolicyError(RuntimeError):
@@ -326,121 +286,6 @@ class ServerConfig:
 
 
 # ---------------------------------------------------------------- reading
-def _suggest(key, known):
-    close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
-
-
-class _Reader:
-    """Typed access to a TOML table, errors naming file and key.
-
-    ``keys``: the keys the table may hold (None: any); an unknown one is an
-    error at once, with a suggestion.
-    """
-
-    def __init__(self, table, source, prefix="", keys=None):
-        self.table, self.source, self.prefix = table, source, prefix
-        self.used = set()
-        if keys is not None:
-            unknown = sorted(set(table) - set(keys), key=str)
-            if unknown:
-                raise ConfigError(
-                    f"{source}: unknown key(s) "
-                    + ", ".join(f"'{prefix}{k}'{_suggest(k, keys)}" for k in unknown)
-                    + f"; [{prefix.rstrip('.') or 'top level'}] takes "
-                    + ", ".join(sorted(keys))
-                    + "."
-                )
-
-    def _fail(self, key, expected, value=None):
-        got = "" if value is None else f", got {value!r}"
-        raise ConfigError(f"{self.source}: key '{self.prefix}{key}' {expected}{got}.")
-
-    def get(self, key, kind, default=..., check=None, expected=""):
-        self.used.add(key)
-        if key not in self.table:
-            if default is ...:
-                self._fail(key, "is required")
-            return default
-        value = self.table[key]
-        kinds = kind if isinstance(kind, tuple) else (kind,)
-        if float in kinds and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-        if not isinstance(value, kinds) or (
-            isinstance(value, bool) and bool not in kinds
-        ):
-            names = " or ".join(k.__name__ for k in kinds)
-            self._fail(key, f"must be a {names}", value)
-        if check is not None and not check(value):
-            self._fail(key, f"must be {expected}", value)
-        return value
-
-    def sub(self, key, required=True, keys=None):
-        table = self.get(key, dict, default=... if required else {})
-        return _Reader(table, self.source, f"{self.prefix}{key}.", keys)
-
-    def path(self, key, base, default=..., must_exist=True):
-        value = self.get(key, str, default=default)
-        if value is None:
-            return None
-        path = (base / value).resolve()
-        if must_exist and not path.is_file():
-            what = "a directory, not a file" if path.is_dir() else "a missing file"
-            self._fail(key, f"names {what} ({path})")
-        return path
-
-    def output(self, key, base, suffixes, default=...):
-        """A path the run will write (``PATH`` + each suffix), checked now."""
-        path = self.path(key, base, default=default, must_exist=False)
-        if path is None:
-            return None
-        parent = path.parent
-        while not parent.exists() and parent != parent.parent:
-            parent = parent.parent
-        if not parent.is_dir():
-            self._fail(key, f"lies under {parent}, which is a file, not a directory")
-        if not os.access(parent, os.W_OK | os.X_OK):
-            self._fail(key, f"cannot be written: {parent} is not writable")
-        for suffix in suffixes:
-            target = path.with_suffix(suffix) if suffix else path
-            if target.exists() and not target.is_file():
-                self._fail(key, f"names {target}, which exists and is not a file")
-        return path
-
-    def done(self):
-        unknown = sorted(set(self.table) - self.used)
-        if unknown:
-            raise ConfigError(
-                f"{self.source}: unknown key(s) "
-                + ", ".join(f"'{self.prefix}{k}'" for k in unknown)
-                + "."
-            )
-
-
-def _load_toml(path):
-    try:
-        import tomllib
-    except ImportError as exc:  # Python < 3.11
-        raise ImportError("reading TOML configs needs Python >= 3.11") from exc
-    path = Path(path)
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f), path.resolve().parent, str(path)
-    except FileNotFoundError:
-        raise ConfigError(f"config file {path} does not exist.") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc}).") from None
-
-
-def _address(value):
-    host, sep, port = value.rpartition(":")
-    return bool(sep and host and port.isdigit() and int(port) < 65536)
-
-
-def _positive(v):
-    return math.isfinite(v) and v > 0
-
-
 def _tls(reader, base):
     from skdp.vertical.federated._tls import TLSMaterialError
 
@@ -459,33 +304,11 @@ def _tls(reader, base):
 def _timeouts(reader):
     t = reader.sub("timeouts", required=False, keys=TIMEOUT_KEYS)
     kw = {
-        k: t.get(k, float, getattr(Timeouts, k), _positive, "a positive number")
+        k: t.get(k, float, getattr(Timeouts, k), is_positive, "a positive number")
         for k in ("call", "startup", "protocol", "heartbeat")
     }
     t.done()
     return Timeouts(**kw)
-
-
-def _strings(reader, key, allowed, default):
-    values = reader.get(key, list, default=list(default))
-    for v in values:
-        if v not in allowed:
-            reader._fail(key, f"must list values from {list(allowed)}", values)
-    return tuple(values)
-
-
-def _bound(reader, key, value):
-    ok = (
-        isinstance(value, list)
-        and len(value) == 2
-        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
-        and math.isfinite(value[0])
-        and math.isfinite(value[1])
-        and value[0] < value[1]
-    )
-    if not ok:
-        reader._fail(key, "must be [lower, upper] with finite lower < upper", value)
-    return (float(value[0]), float(value[1]))
 
 
 def load_party_config(path):
@@ -522,26 +345,26 @@ def load_party_config(path):
     >>> load_party_config(d / "party.toml").policy.max_epsilon
     1.0
     """
-    table, base, source = _load_toml(path)
+    table, base, source = load_toml(path)
     return party_config_from_dict(table, base, source)
 
 
 def party_config_from_dict(table, base=Path("."), source="<dict>"):
-    r = _Reader(table, source, keys=PARTY_KEYS)
+    r = Reader(table, source, keys=PARTY_KEYS)
     name = r.get("name", str)
-    listen = r.get("listen", str, check=_address, expected="'host:port'")
+    listen = r.get("listen", str, check=is_address, expected="'host:port'")
     server = r.get("server", str, default="server")
     output = r.output("output", base, [""], default=None)
     max_mb = r.get("max_message_mb", int, 1024, lambda v: 0 < v < 2048, "in 1..2047")
     peers_r = r.sub("peers")
     peers = {}
     for peer in list(peers_r.table):
-        peers[peer] = peers_r.get(peer, str, check=_address, expected="'host:port'")
+        peers[peer] = peers_r.get(peer, str, check=is_address, expected="'host:port'")
     peers_r.done()
     if server not in peers:
         r._fail(
             "peers",
-            f"must give the address of the server {server!r}" + _suggest(server, peers),
+            f"must give the address of the server {server!r}" + suggest(server, peers),
             peers,
         )
     if name in peers:
@@ -562,7 +385,7 @@ def party_config_from_dict(table, base=Path("."), source="<dict>"):
     label = data.get("label", str, default=None)
     label_bounds = None
     if "label_bounds" in data.table:
-        label_bounds = _bound(data, "label_bounds", data.get("label_bounds", list))
+        label_bounds = read_bound(data, "label_bounds", data.get("label_bounds", list))
     if label is None and label_bounds is not None:
         data._fail("label_bounds", "is only for the label party (set data.label)")
     classes = data.get("classes", list, None, _class_labels, _CLASSES_EXPECTED)
@@ -579,11 +402,11 @@ def party_config_from_dict(table, base=Path("."), source="<dict>"):
             if col not in features:
                 b._fail(
                     col,
-                    f"is not one of data.features {features}" + _suggest(col, features),
+                    f"is not one of data.features {features}" + suggest(col, features),
                 )
-            bounds[col] = _bound(b, col, b.get(col, list))
+            bounds[col] = read_bound(b, col, b.get(col, list))
         b.done()
-    data_norm = dom.get("data_norm", float, None, _positive, "a positive number")
+    data_norm = dom.get("data_norm", float, None, is_positive, "a positive number")
     dom.done()
     missing = [f for f in features if f not in bounds]
     if data_norm is None and missing:
@@ -594,12 +417,14 @@ def party_config_from_dict(table, base=Path("."), source="<dict>"):
         )
     pol = r.sub("policy", keys=POLICY_KEYS)
     policy = Policy(
-        max_epsilon=pol.get("max_epsilon", float, check=_positive, expected="> 0"),
+        max_epsilon=pol.get("max_epsilon", float, check=is_positive, expected="> 0"),
         max_delta=pol.get("max_delta", float, 0.0, lambda v: 0 <= v < 1, "in [0, 1)"),
-        backends=_strings(pol, "backends", BACKENDS, ("bfv",)),
-        objectives=_strings(pol, "objectives", POLICY_OBJECTIVES, POLICY_OBJECTIVES),
+        backends=read_strings(pol, "backends", BACKENDS, ("bfv",)),
+        objectives=read_strings(
+            pol, "objectives", POLICY_OBJECTIVES, POLICY_OBJECTIVES
+        ),
         min_samples=pol.get("min_samples", int, 1, lambda v: v >= 1, ">= 1"),
-        noise_generation=_strings(
+        noise_generation=read_strings(
             pol, "noise_generation", NOISE_GENERATION, ("threshold", "distributed")
         ),
     )
@@ -634,14 +459,14 @@ def load_server_config(path):
     Raises :class:`ConfigError` naming the file and the key (see
     :func:`load_party_config` for an example).
     """
-    table, base, source = _load_toml(path)
+    table, base, source = load_toml(path)
     return server_config_from_dict(table, base, source)
 
 
 def server_config_from_dict(table, base=Path("."), source="<dict>"):
-    r = _Reader(table, source, keys=SERVER_KEYS)
+    r = Reader(table, source, keys=SERVER_KEYS)
     name = r.get("name", str, default="server")
-    listen = r.get("listen", str, check=_address, expected="'host:port'")
+    listen = r.get("listen", str, check=is_address, expected="'host:port'")
     output = r.output("output", base, [".npz", ".json"])
     max_mb = r.get("max_message_mb", int, 1024, lambda v: 0 < v < 2048, "in 1..2047")
     tls = _tls(r, base)
@@ -650,10 +475,10 @@ def server_config_from_dict(table, base=Path("."), source="<dict>"):
     for i, entry in enumerate(raw):
         if not isinstance(entry, dict):
             r._fail(f"parties[{i}]", "must be a table", entry)
-        p = _Reader(entry, source, f"parties[{i}].", PARTY_ENTRY_KEYS)
+        p = Reader(entry, source, f"parties[{i}].", PARTY_ENTRY_KEYS)
         spec = PartySpec(
             p.get("name", str),
-            p.get("address", str, check=_address, expected="'host:port'"),
+            p.get("address", str, check=is_address, expected="'host:port'"),
         )
         if p.get("label", bool, False):
             label.append(spec.name)
@@ -672,7 +497,7 @@ def server_config_from_dict(table, base=Path("."), source="<dict>"):
         "budget", str, "top-down", lambda v: v in ("top-down", "bottom-up"),
         "'top-down' or 'bottom-up'",
     )  # fmt: skip
-    epsilon = m.get("epsilon", float, 1.0, _positive, "> 0")
+    epsilon = m.get("epsilon", float, 1.0, is_positive, "> 0")
     delta = m.get("delta", float, 0.0, lambda v: 0 <= v < 1, "in [0, 1)")
     party_eps = m.get("party_epsilon", list, None)
     pair_eps = m.get("pairwise_epsilon", list, None)
@@ -681,7 +506,7 @@ def server_config_from_dict(table, base=Path("."), source="<dict>"):
             "budget", "'bottom-up' needs model.party_epsilon and model.pairwise_epsilon"
         )
     if party_eps is not None and (
-        len(party_eps) != len(parties) or not all(map(_is_number, party_eps))
+        len(party_eps) != len(parties) or not all(map(is_number, party_eps))
     ):
         m._fail("party_epsilon", f"must hold one number per party ({len(parties)})")
     if pair_eps is not None and (
@@ -689,7 +514,7 @@ def server_config_from_dict(table, base=Path("."), source="<dict>"):
         or not all(
             isinstance(row, list)
             and len(row) == len(parties)
-            and all(map(_is_number, row))
+            and all(map(is_number, row))
             for row in pair_eps
         )
     ):
@@ -736,7 +561,7 @@ def server_config_from_dict(table, base=Path("."), source="<dict>"):
             "linear_weight",
             (str, float),
             "auto",
-            lambda v: v == "auto" or (isinstance(v, float) and _positive(v)),
+            lambda v: v == "auto" or (isinstance(v, float) and is_positive(v)),
             "'auto' or a positive number",
         ),  # fmt: skip
         postprocessing=m.get("postprocessing", str, "ridge"),
@@ -751,10 +576,6 @@ def server_config_from_dict(table, base=Path("."), source="<dict>"):
     r.done()
     _check_model(m, config)
     return config
-
-
-def _is_number(v):
-    return isinstance(v, int | float) and not isinstance(v, bool)
 
 
 def _check_model(m, config):

@@ -238,7 +238,8 @@ class Node:
                 self._ca,
                 self.tls.cert,
                 self.tls.key,
-                timeout=min(5.0, self.timeouts.call),
+                # generous: a handshake on a loaded machine can take seconds
+                timeout=min(15.0, self.timeouts.call),
             )
         except ssl.SSLCertVerificationError as exc:
             self.unreachable.add(p)  # no abort can reach it either
