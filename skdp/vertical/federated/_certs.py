@@ -2,8 +2,9 @@
 
 Built on the ``cryptography`` package (no hand-written cryptography): an ECDSA
 P-256 CA and, per participant, a key and a certificate signed by the CA whose
-subject common name and DNS subject-alternative name are the participant's name
-(the name its peers pin; see :mod:`skdp.vertical.federated._transport`). For
+DNS subject-alternative name is the participant's name (the name its peers pin;
+see :mod:`skdp.vertical.federated._transport`; the subject CN carries the name
+too, for people reading the certificate, but no participant reads it). For
 tests on one machine the certificate also lists ``localhost`` and ``127.0.0.1``.
 
 An organisation with its own PKI does not need this module: it issues each
@@ -230,18 +231,3 @@ def issue(directory, name, days=30, local=True, overwrite=False):
         overwrite=overwrite,
     )
     return cert_path, key_path
-
-
-def certificate_names(pem):
-    """DNS names and common name of a PEM certificate (for diagnostics)."""
-    from cryptography import x509
-    from cryptography.x509.oid import NameOID
-
-    cert = x509.load_pem_x509_certificate(pem)
-    names = [a.value for a in cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)]
-    try:
-        ext = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName)
-        names += ext.value.get_values_for_type(x509.DNSName)
-    except x509.ExtensionNotFound:
-        pass
-    return names

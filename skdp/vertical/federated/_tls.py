@@ -31,6 +31,7 @@ __all__ = [
     "TLSMaterialError",
     "check_own_certificate",
     "check_peer_name",
+    "dns_names",
     "read_tls_material",
 ]
 
@@ -41,6 +42,19 @@ class TLSMaterialError(ValueError):
     def __init__(self, key, message):
         super().__init__(message)
         self.key = key
+
+
+def dns_names(pem):
+    """The DNS subject-alternative names of a PEM certificate: the only names
+    a participant has (never the subject CN, nor IP or other SAN types)."""
+    from cryptography import x509
+
+    cert = x509.load_pem_x509_certificate(pem)
+    try:
+        ext = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName)
+    except x509.ExtensionNotFound:
+        return []
+    return ext.value.get_values_for_type(x509.DNSName)
 
 
 def _certificates(pem):

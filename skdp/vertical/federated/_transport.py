@@ -53,6 +53,7 @@ import threading
 import time
 from concurrent import futures
 
+from skdp.vertical.federated._tls import dns_names
 from skdp.vertical.federated._wire import decode_message, encode_message
 
 __all__ = [
@@ -120,18 +121,7 @@ def peer_names(context):
     if "peer_dns" in auth:
         return [n.decode() for n in auth["peer_dns"]]
     pem = auth.get("x509_pem_cert", [b""])[0]
-    return list(_dns_names(pem)) if pem else []
-
-
-def _dns_names(pem):
-    from cryptography import x509
-
-    cert = x509.load_pem_x509_certificate(pem)
-    try:
-        ext = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName)
-    except x509.ExtensionNotFound:
-        return []
-    return ext.value.get_values_for_type(x509.DNSName)
+    return dns_names(pem) if pem else []
 
 
 def _bind_problem(address):

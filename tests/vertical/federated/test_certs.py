@@ -7,17 +7,21 @@ import pytest
 pytest.importorskip("cryptography")
 
 from cryptography import x509  # noqa: E402
+from cryptography.x509.oid import NameOID  # noqa: E402
 
-from skdp.vertical.federated._certs import certificate_names, init_ca, issue  # noqa: E402
+from skdp.vertical.federated._certs import init_ca, issue  # noqa: E402
 from skdp.vertical.federated._cli import certs_main  # noqa: E402
+from skdp.vertical.federated._tls import dns_names  # noqa: E402
 
 
 def test_issue_names_the_participant(tmp_path):
     init_ca(tmp_path)
     cert_path, key_path = issue(tmp_path, "bank-a", local=False)
     pem = cert_path.read_bytes()
-    assert certificate_names(pem) == ["bank-a", "bank-a"]  # CN, then DNS SAN
+    assert dns_names(pem) == ["bank-a"]  # the name its peers pin
     cert = x509.load_pem_x509_certificate(pem)
+    cn = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
+    assert [a.value for a in cn] == ["bank-a"]  # for people; never read
     ca = x509.load_pem_x509_certificate((tmp_path / "ca.pem").read_bytes())
     cert.verify_directly_issued_by(ca)
     assert key_path.stat().st_mode & 0o777 == 0o600
@@ -37,7 +41,7 @@ def test_cli(tmp_path, capsys):
     assert certs_main(["init-ca", str(tmp_path)]) == 0
     assert certs_main(["issue", str(tmp_path), "server", "bank"]) == 0
     assert (tmp_path / "bank.pem").exists() and (tmp_path / "server.key").exists()
-    names = certificate_names((tmp_path / "bank.pem").read_bytes())
+    names = dns_names((tmp_path / "bank.pem").read_bytes())
     assert {"bank", "localhost"} <= set(names)
     assert certs_main(["issue", str(tmp_path), "bad name"]) == 1
     assert "participant name" in capsys.readouterr().err
