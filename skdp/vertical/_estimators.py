@@ -3,7 +3,6 @@ vertically partitioned parties (Xu, Yuan & Wu 2021)."""
 
 import numbers
 
-import numpy as np
 from sklearn.base import BaseEstimator
 
 from skdp._fm.estimator import (
@@ -19,7 +18,7 @@ from skdp.utils import check_random_state
 from skdp.utils.sklearn_compat import Interval, StrOptions, fit_context, validate_data
 from skdp.vertical import _protocol
 from skdp.vertical._partition import check_label_party, check_partition
-from skdp.vertical._plan import check_public_parameters
+from skdp.vertical._plan import bottom_up_spend, check_public_parameters
 from skdp.vertical._secure import require_backend
 
 __all__ = ["VerticalFMClassifier", "VerticalFMRegressor"]
@@ -100,8 +99,7 @@ class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstima
         if budgets is None:
             spend = self._spend
         else:
-            local, pairs = budgets
-            spend = PrivacyBudget(float(local.sum() + np.triu(pairs, 1).sum()))
+            spend = PrivacyBudget(bottom_up_spend(*budgets))
         spend = record_spend(spend, type(self).__name__, mechanism=self.mechanism)
         rng = check_random_state(self.random_state)
         # every role (parties, server, dealer) runs the federated protocol's code

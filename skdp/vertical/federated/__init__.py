@@ -15,13 +15,14 @@ from skdp.vertical.federated._config import (
     load_party_config,
     load_server_config,
 )
-from skdp.vertical.federated._model import load_model, save_model
+from skdp.vertical.federated._model import ModelFileError, load_model, save_model
 from skdp.vertical.federated._node import FederatedError
 from skdp.vertical.federated._runtime import run_party, run_server
 
 __all__ = [
     "ConfigError",
     "FederatedError",
+    "ModelFileError",
     "PolicyError",
     "load_model",
     "load_party_config",
