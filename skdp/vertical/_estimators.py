@@ -176,7 +176,7 @@ _PARAMS_DOC = """
         ``"plaintext"``: the ideal functionality of the secure scalar product:
         same messages and steps, no cryptography (fast; for simulation and grid
         searches; no protection against a real adversary). ``"bfv"``: TenSEAL BFV
-        homomorphic encryption (``pip install skdp[secure]``); see
+        homomorphic encryption (skdp's ``secure`` extra); see
         :class:`skdp.vertical._secure.BFVKeyHolder` for the threat model.
     noise_generation : {"threshold", "distributed", "dealer"}, default="threshold"
         Who draws the noise. A single-party coefficient is always noised by its

@@ -77,8 +77,10 @@ def _read_columns(path, columns, text):
     try:
         import pyarrow.parquet as pq
     except ImportError as exc:
+        from skdp.utils._extras import install_hint
+
         raise ImportError(
-            "reading Parquet needs pyarrow: pip install skdp[federated]"
+            f"reading Parquet needs pyarrow: {install_hint('federated')}"
         ) from exc
     table = pq.read_table(path)
     missing = [c for c in columns if c not in table.column_names]
