@@ -101,9 +101,7 @@ html_show_sourcelink = False
 html_theme_options = {
     "navbar_end": ["theme-switcher"],
     "show_prev_next": False,
-    # benchmark pages: no side columns, so that tables of up to ~20 columns of
-    # numbers fit at 1280 px (each page starts with its own table of contents)
-    "secondary_sidebar_items": {"**": ["page-toc"], "benchmarks/*": []},
+    "secondary_sidebar_items": ["page-toc"],
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
@@ -112,4 +110,7 @@ html_context = {"default_mode": "light"}
 html_sidebars = {
     page: [] for page in ("index", "install", "benchmarks", "references", "development")
 }
+# benchmark pages: no side columns, so that tables of up to ~20 columns of numbers
+# fit at 1280 px (each page removes its "on this page" column itself and starts with
+# its own table of contents)
 html_sidebars["benchmarks/*"] = []

@@ -32,6 +32,16 @@ PAGES = sorted(
     and p.name not in {"api.rst", "sg_execution_times.rst"}
 )
 
+# pages whose examples start worker processes (joblib's loky, a Dask cluster) or
+# refit many models: several seconds each, so they run with ``-m slow`` (CI runs
+# ``pytest -m slow tests/test_doc_snippets.py``; see CONTRIBUTING.md)
+SLOW_PAGES = {
+    "accounting.rst",
+    "beyond_one_machine.rst",
+    "influence.rst",
+    "noisy_labels.rst",
+}
+
 _DIRECTIVE = re.compile(
     r"^(\s*)\.\. (code-block|code|sourcecode|testsetup|testcleanup|testcode)::\s*(\S*)"
 )
@@ -142,9 +152,17 @@ def test_the_pages_have_python_blocks():
     counts = {p.name: len(python_blocks(p.read_text())) for p in PAGES}
     assert counts["private_regression.rst"] >= 1
     assert sum(counts.values()) >= 20
+    assert SLOW_PAGES <= set(counts), "a slow page was renamed: update SLOW_PAGES"
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(DOC)) for p in PAGES])
+@pytest.mark.parametrize(
+    "page",
+    [
+        pytest.param(p, marks=pytest.mark.slow) if p.name in SLOW_PAGES else p
+        for p in PAGES
+    ],
+    ids=[str(p.relative_to(DOC)) for p in PAGES],
+)
 def test_page_snippets_run(page, tmp_path, monkeypatch):
     blocks = python_blocks(page.read_text())
     if not blocks:

@@ -1,7 +1,7 @@
 """What to install for an optional feature: the hint of every ImportError.
 
 skdp is installed from a clone today and from PyPI once published, so an error
-message cannot name ``pip install "skdp[extra]"`` (no such distribution yet) nor
+message cannot name ``pip install "skdp[extra]"`` (it works once published) nor
 ``pip install ".[extra]"`` alone (it works only from the repository root). The hint
 names the packages themselves, which installs the same thing in any environment,
 and the extra for those working from a clone.

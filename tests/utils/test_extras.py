@@ -35,8 +35,8 @@ def test_hint_names_every_package_and_the_extra(extra):
 
 
 def test_no_message_or_docstring_names_an_uninstallable_command():
-    # "pip install skdp[...]" / 'skdp[...]' needs skdp on PyPI; the hints and the
-    # docs say which command applies when (doc/install.rst)
+    # "pip install skdp[...]" needs skdp on PyPI: a line may name it only to say
+    # that it applies once skdp is published (doc/install.rst says which applies)
     bad = re.compile(r"""pip install\s+['"]?skdp\[""")
     files = [
         *sorted((ROOT / "skdp").rglob("*.py")),
@@ -48,6 +48,6 @@ def test_no_message_or_docstring_names_an_uninstallable_command():
         f"{path.relative_to(ROOT)}:{i}"
         for path in files
         for i, line in enumerate(path.read_text().splitlines(), 1)
-        if bad.search(line)
+        if bad.search(line) and "published" not in line
     ]
     assert not offenders, offenders
