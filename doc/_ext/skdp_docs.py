@@ -540,15 +540,6 @@ def write_benchmark_pages(results_dir, snapshot_dir, out_dir, index_path, bench_
             "      python -m sphinx -W -b html doc doc/_build/html",
             "",
         ]
-    readme = Path(snapshot_dir) / "README.md" if snapshot_dir else None
-    if readme is not None and readme.exists() and any(
-        key in ("full", "quick") for key, _, _ in sources
-    ):
-        lines += [markdown_to_rst(readme.read_text(), first_level=2), ""]
-    for key, source_title, folder in sources:
-        summary = folder / "summary.md"
-        if summary.exists():
-            lines += [markdown_to_rst(summary.read_text(), first_level=2), ""]
     if pages:
         lines += [
             "The benchmarks",
@@ -565,4 +556,13 @@ def write_benchmark_pages(results_dir, snapshot_dir, out_dir, index_path, bench_
             *[f"   /{out_dir.name}/{stem}" for stem in pages],
             "",
         ]
+    readme = Path(snapshot_dir) / "README.md" if snapshot_dir else None
+    if readme is not None and readme.exists() and any(
+        key in ("full", "quick") for key, _, _ in sources
+    ):
+        lines += [markdown_to_rst(readme.read_text(), first_level=2), ""]
+    for key, source_title, folder in sources:
+        summary = folder / "summary.md"
+        if summary.exists():
+            lines += [markdown_to_rst(summary.read_text(), first_level=2), ""]
     _write_if_changed(index_path, "\n".join(lines) + "\n")

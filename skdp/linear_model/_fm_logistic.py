@@ -137,7 +137,8 @@ class FMLogisticRegression(MulticlassFMClassifierMixin, _BaseFM):
     .. math::
 
         A = \tfrac{{1}}{{2}} H = \sum_i a_i x_i x_i^\top, \quad
-        a_i = \tfrac{{1}}{{2}} p_i (1 - p_i) \in [0, \tfrac{{1}}{{8}}], \qquad
+        a_i = \tfrac{{1}}{{2}} p_i (1 - p_i) \in [0, \tfrac{{1}}{{8}}],
+
         b = g = \sum_i r_i x_i, \quad r_i = p_i - y_i \in (-1, 1);
 
     the model is :math:`w_2 = w_1 + h`, :math:`h` the post-processed (PSD
