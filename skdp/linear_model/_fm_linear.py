@@ -8,7 +8,7 @@ __all__ = ["FMLinearRegression"]
 
 
 class FMLinearRegression(FMRegressorMixin, _BaseFM):
-    __doc__ = fr"""Linear regression with the functional mechanism.
+    __doc__ = rf"""Linear regression with the functional mechanism.
 
     Releases the coefficients of the squared loss ``sum_i (y_i - x_i^T w)^2``
     (``A = X^T X``, ``b = -2 X^T y``) once with noise calibrated to the declared

@@ -19,7 +19,7 @@ __all__ = ["FMLogisticRegression"]
 
 
 class FMLogisticRegression(MulticlassFMClassifierMixin, _BaseFM):
-    __doc__ = fr"""Logistic regression (binary or multinomial) with the FM.
+    __doc__ = rf"""Logistic regression (binary or multinomial) with the FM.
 
     Minimizes the order-2 Taylor expansion of the logistic loss at 0,
     ``sum_i log 2 + (1/2 - y_i) x_i^T w + (x_i^T w)^2 / 8`` with ``y_i`` in
