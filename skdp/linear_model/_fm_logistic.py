@@ -141,28 +141,29 @@ class FMLogisticRegression(MulticlassFMClassifierMixin, _BaseFM):
 
         b = g = \sum_i r_i x_i, \quad r_i = p_i - y_i \in (-1, 1);
 
-    the model is :math:`w_2 = w_1 + h`, :math:`h` the post-processed (PSD
-    projection and ridge, as round 1) minimizer of :math:`h^\top A h + b^\top h`,
-    i.e. :math:`-H^{{-1}} g` without noise. Sensitivity (replace-one; ``w1`` is
-    fixed by round 1, so ``a_i, r_i`` depend on record ``i`` only, and the
-    bound holds for every ``w1``): ``A`` moves by ``a x x^T - a' x' x'^T``.
-    The weights are not a fixed ``kappa``, but ``a, a' >= 0`` keeps the
-    Taylor norm bounds with ``kappa = 1/8`` (``||a u - a' u'||_1 <= (a + a')
-    max ||u||_1``; ``<u(x), u(x')> >= 0`` gives ``||a u - a' u'||_2^2 <=
-    a^2 ||u||^2 + a'^2 ||u'||^2``), while every entry's range now contains 0;
-    the intercept's diagonal ``s^2 sum_i a_i`` moves by up to ``s^2 / 8``, so it
-    is noised too. ``b`` moves by ``r x - r' x'``: twice the Taylor linear part
-    (``|r| <= 1`` against ``|1/2 - y| = 1/2``). For ``||x|| <= R``, no
-    intercept, ``c = 1``, ``d >= 2``: :math:`\Delta_1 = (d + 1) R^2 / 8 + 2
-    \sqrt{{d}}\, R` and :math:`\Delta_2 = \sqrt{{R^4 / 32 + 4 R^2}}`; the general
-    case is :func:`~skdp._fm.newton.newton_sensitivity`. The two releases compose
-    (basic composition) to ``(epsilon, delta)``, recorded as one spend of the
-    total **before** the first release (a refused budget releases nothing; for
-    the PLD accountant, Gaussian releases compose into one Gaussian mechanism
-    that is ``(epsilon, delta)``-DP). Two classes only, and only :meth:`fit`
-    (the second round needs the rows; the other entry points raise a
-    ValueError before spending). At ``epsilon=inf`` it is exactly one Newton
-    step of the logistic loss from the Taylor minimizer.
+    the model is :math:`w_2 = w_1 + h`, :math:`h` the post-processed (PSD projection and
+    ridge, as round 1) minimizer of :math:`h^\top A h + b^\top h`, i.e. :math:`-H^{{-1}}
+    g` without noise. Sensitivity (replace-one; :math:`w_1` is fixed by round 1, so
+    :math:`a_i, r_i` depend on record :math:`i` only, and the bound holds for every
+    :math:`w_1`): :math:`A` moves by :math:`a\, x x^\top - a' x' x'^\top`. The weights
+    are not a fixed :math:`\kappa`, but :math:`a, a' \ge 0` keeps the Taylor norm bounds
+    with :math:`\kappa = 1/8` (with :math:`u(x)` one record's quadratic coefficients,
+    the upper triangle of :math:`x x^\top`: :math:`\lVert a u - a' u' \rVert_1 \le (a +
+    a') \max \lVert u \rVert_1`; :math:`\langle u(x), u(x') \rangle \ge 0` gives
+    :math:`\lVert a u - a' u' \rVert_2^2 \le a^2 \lVert u \rVert^2 + a'^2 \lVert u'
+    \rVert^2`), while every entry's range now contains 0; the intercept's diagonal
+    :math:`s^2 \sum_i a_i` moves by up to :math:`s^2 / 8`, so it is noised too.
+    :math:`b` moves by :math:`r x - r' x'`: twice the Taylor linear part (:math:`|r| \le
+    1` against :math:`|1/2 - y| = 1/2`). For :math:`\lVert x \rVert \le R`, no
+    intercept, :math:`c = 1`, :math:`d \ge 2`: :math:`\Delta_1 = (d + 1) R^2 / 8 + 2
+    \sqrt{{d}}\, R` and :math:`\Delta_2 = \sqrt{{R^4 / 32 + 4 R^2}}`; the general case
+    is :func:`~skdp._fm.newton.newton_sensitivity`. The two releases compose (basic
+    composition) to ``(epsilon, delta)``, recorded as one spend of the total **before**
+    the first release (a refused budget releases nothing; for the PLD accountant,
+    Gaussian releases compose into one Gaussian mechanism that is ``(epsilon,
+    delta)``-DP). Two classes only, and only :meth:`fit` (the second round needs the
+    rows; the other entry points raise a ValueError before spending). At ``epsilon=inf``
+    it is exactly one Newton step of the logistic loss from the Taylor minimizer.
 
     References
     ----------
