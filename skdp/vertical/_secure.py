@@ -42,7 +42,7 @@ import weakref
 
 import numpy as np
 
-from skdp.utils._extras import install_hint
+from skdp.utils.extras import install_hint
 
 __all__ = [
     "BFVKeyHolder",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from skdp.utils._extras import EXTRAS, install_hint
+from skdp.utils.extras import EXTRAS, install_hint
 
 ROOT = Path(__file__).resolve().parents[2]
 

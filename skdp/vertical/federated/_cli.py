@@ -56,7 +56,7 @@ def _run(kind, argv):
     _quiet_grpc()
     missing = _missing_extras()
     if missing:
-        from skdp.utils._extras import install_hint
+        from skdp.utils.extras import install_hint
 
         print(
             f"skdp-{kind}: needs {', '.join(missing)}: " + install_hint("federated"),

