@@ -58,9 +58,11 @@ def check_dp_accounting():
     try:
         import dp_accounting  # noqa: F401
     except ImportError as exc:  # pragma: no cover - the test env has it
+        from skdp.utils.extras import install_hint
+
         raise ImportError(
             'accountant="pld" needs Google\'s dp-accounting package: '
-            "pip install 'skdp[accounting]'."
+            f"{install_hint('accounting')}."
         ) from exc
 
 

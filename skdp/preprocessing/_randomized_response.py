@@ -84,7 +84,7 @@ class RandomizedResponse(
     # would make it unconditional, so set_output and the wrapping are done by hand
     auto_wrap_output_keys=None,
 ):
-    """k-ary randomized response on categorical columns and labels.
+    r"""k-ary randomized response on categorical columns and labels.
 
     Each selected value is kept with probability ``e^eps / (C - 1 + e^eps)`` and
     otherwise replaced by one of the other ``C - 1`` categories of its column,
@@ -161,8 +161,10 @@ class RandomizedResponse(
 
     Notes
     -----
-    For a value u and any report v, P[v | u] / P[v | u'] <= p_keep / p_change =
-    e^eps, so each randomized value is eps-locally differentially private
+    For a value :math:`u` and any report :math:`v`,
+    :math:`P[v \mid u] / P[v \mid u'] \le p_{\text{keep}} / p_{\text{change}} =
+    e^{\varepsilon}`, so each randomized value is :math:`\varepsilon`-locally
+    differentially private
     (Warner 1965; Kairouz, Oh & Viswanath 2016 for the k-ary matrix). A record
     changes in all its randomized attributes at once (replace-one neighbours), and
     the attributes are randomized independently, so the record's guarantee is the
@@ -180,8 +182,9 @@ class RandomizedResponse(
     report a value outside its domain, and silently passing it through would
     reveal it.
 
-    Frequencies: with lambda the observed report frequencies,
-    E[lambda] = P^T pi, so pi_hat = (lambda - q) / (p - q) is unbiased
+    Frequencies: with :math:`\lambda` the observed report frequencies,
+    :math:`\mathbb{E}[\lambda] = P^\top \pi`, so
+    :math:`\hat\pi = (\lambda - q) / (p - q)` is unbiased
     (:meth:`estimate_frequencies`); the projected estimate is its Euclidean
     projection onto the simplex.
 

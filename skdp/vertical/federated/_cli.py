@@ -83,8 +83,10 @@ def _run(kind, argv, process):
     _quiet_grpc()
     missing = _missing_extras()
     if missing:
+        from skdp.utils.extras import install_hint
+
         print(
-            f"skdp-{kind}: needs {', '.join(missing)}: pip install skdp[federated]",
+            f"skdp-{kind}: needs {', '.join(missing)}: " + install_hint("federated"),
             file=sys.stderr,
         )
         return 2

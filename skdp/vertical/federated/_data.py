@@ -117,8 +117,10 @@ def _read_columns(path, columns, text):
     try:
         import pyarrow.parquet as pq
     except ImportError as exc:
+        from skdp.utils.extras import install_hint
+
         raise ImportError(
-            "reading Parquet needs pyarrow: pip install skdp[federated]"
+            f"reading Parquet needs pyarrow: {install_hint('federated')}"
         ) from exc
     try:
         table = pq.read_table(path)
