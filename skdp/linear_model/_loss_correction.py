@@ -4,12 +4,18 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from scipy import optimize
-from scipy.special import logsumexp, softmax
+from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from skdp.linear_model._corrected_objective import (
+    CorrectedObjective,
+    ForwardLoss,
+    SoftTargetLoss,
+    minimize_objective,
+)
+from skdp.mechanisms import project_to_simplex
 from skdp.utils.privacy_warnings import external_stacklevel
 from skdp.utils.sklearn_compat import Interval, StrOptions, fit_context, validate_data
 
@@ -57,6 +63,99 @@ def check_sample_weight(sample_weight, n_samples):
     return w
 
 
+def check_label_likelihood(label_likelihood, n_samples, n_classes):
+    """Validate per-row likelihoods of the released labels; return them as float."""
+    L = np.asarray(label_likelihood, dtype=np.float64)
+    if L.shape != (n_samples, n_classes):
+        raise ValueError(
+            f"label_likelihood must have shape ({n_samples}, {n_classes}) (one row "
+            "per sample, one column per class of classes_), got "
+            f"{L.shape}."
+        )
+    if not np.all(np.isfinite(L)) or np.any(L < 0) or np.any(L > 1):
+        raise ValueError(
+            "label_likelihood must hold probabilities: finite entries in [0, 1] "
+            "(label_likelihood[i, k] = P(released label of row i | true class k))."
+        )
+    if np.any(L.max(axis=1) <= 0):
+        bad = np.flatnonzero(L.max(axis=1) <= 0)[:5].tolist()
+        raise ValueError(
+            "label_likelihood has rows that are zero for every class (rows "
+            f"{bad}): no true class could have released that label."
+        )
+    return L
+
+
+def _rows_of(label_likelihood, T, y_codes):
+    """Whether every row i of ``label_likelihood`` is column y_i of ``T``."""
+    return np.allclose(label_likelihood, T[:, y_codes].T, rtol=1e-9, atol=0)
+
+
+#: Smallest corrected class count (in units of sample weight) that the backward
+#: correction accepts; see ``bounded_backward_targets``.
+BACKWARD_MIN_COUNT = 0.5
+#: Largest standard error of the corrected class frequencies at which the
+#: backward correction still projects negative counts instead of refusing.
+BACKWARD_MAX_SE = 0.5
+
+
+def bounded_backward_targets(targets, sample_weight, classes):
+    """Backward targets whose implied class counts are at least 1/2, or an error.
+
+    The backward risk of the intercepts alone is S logsumexp(b) - c^T b with
+    c = sum_i s_i a_i the corrected class counts (S = sum c): bounded below iff
+    c >= 0, attained iff c > 0. If some count is below ``BACKWARD_MIN_COUNT``
+    (half a sample: the pseudo-count of the Krichevsky-Trofimov estimator):
+
+    - if the corrected class frequencies c/S have a standard error of
+      ``BACKWARD_MAX_SE`` or more (rows taken as independent, weights as
+      repetitions), their +-1 standard error interval is wider than [0, 1]:
+      the labels say nothing about the class frequencies, and the fit is
+      refused (ValueError);
+    - otherwise c/S is projected (Euclidean) onto
+      {pi : sum pi = 1, pi_k >= 1 / (2 S)} and every row gets the same shift
+      (c' - c) / S, which keeps rows summing to 1, makes the counts c' and
+      changes no centred statistic sum_i s_i a_i (x_i - x_bar): the
+      coefficients keep their unbiased linear term, the intercepts fit c'.
+    """
+    counts = sample_weight @ targets
+    if counts.min() >= BACKWARD_MIN_COUNT:
+        return targets
+    total, n_classes = float(counts.sum()), counts.size
+    rounded = np.round(counts, 1).tolist()
+    freq = counts / total
+    variance = sample_weight @ (targets - freq) ** 2 / total
+    standard_error = float(np.sqrt(variance.max() / total))
+    if standard_error >= BACKWARD_MAX_SE:
+        raise ValueError(
+            "correction='backward' cannot fit these labels: the corrected class "
+            f"counts sum_i w_i (T^-1)[y_i] are {rounded}, negative where the "
+            "backward risk is unbounded below, and the corrected class "
+            f"frequencies have a standard error of {standard_error:.2f} (>= "
+            f"{BACKWARD_MAX_SE}): the label noise swamps the labels at this "
+            "epsilon and sample size. Spend more epsilon, use more rows or "
+            "fewer classes."
+        )
+    floor = min(BACKWARD_MIN_COUNT / total, 1.0 / n_classes)
+    share = 1.0 - n_classes * floor
+    if share > 0:
+        scaled = project_to_simplex((freq - floor) / share)
+        projected = total * (floor + share * scaled)
+    else:  # fewer than n_classes / 2 samples in all
+        projected = np.full(n_classes, total / n_classes)
+    warnings.warn(
+        f"The backward-corrected class counts sum_i w_i (T^-1)[y_i] are {rounded}: "
+        "some are negative (or below 1/2), where the backward risk is unbounded "
+        "below and its intercepts diverge. They were projected onto "
+        f"{np.round(projected, 1).tolist()} (standard error of the corrected "
+        f"class frequencies: {standard_error:.2f}); classes left near zero are "
+        "rarely predicted. Spend more epsilon or use more rows if you can.",
+        UserWarning,
+        stacklevel=external_stacklevel(),
+    )
+    return targets + (projected - counts) / total
+
+
 def _warn_if_outside_noise_range(y_codes, sample_weight, T):
     """Warn when the observed label frequencies are not T^T pi for any pi >= 0.
 
@@ -84,13 +183,6 @@ def _warn_if_outside_noise_range(y_codes, sample_weight, T):
         UserWarning,
         stacklevel=external_stacklevel(),
     )
-
-
-def _logits(X, coef, intercept, binary):
-    """Logits of shape (n, C): [0, z] for two classes (scikit-learn's binary
-    parametrization), X W^T + b for more."""
-    Z = X @ coef.T + intercept
-    return np.column_stack([np.zeros(len(X)), Z[:, 0]]) if binary else Z
 
 
 def corrected_log_loss(Z, y_codes, T=None, correction="forward"):
@@ -121,21 +213,15 @@ def corrected_log_loss(Z, y_codes, T=None, correction="forward"):
     a = row y~ of T^{-1}; its rows sum to 1 because T's do, so the loss is
     convex in Z (gradient p - a).
     """
-    log_p = Z - logsumexp(Z, axis=1, keepdims=True)
-    p = np.exp(log_p)
-    rows = np.arange(len(y_codes))
+    Z = np.asarray(Z, dtype=np.float64)
+    y_codes = np.asarray(y_codes, dtype=np.intp)
     if T is None:
-        target = np.zeros_like(Z)
-        target[rows, y_codes] = 1.0
-        return -log_p[rows, y_codes], p - target
-    if correction == "backward":
-        A = np.linalg.inv(T)[y_codes]
-        return -(A * log_p).sum(axis=1), p - A
-    with np.errstate(divide="ignore"):
-        log_T = np.log(T[:, y_codes].T)  # (n, C): log T[k, y~_i]
-    log_q = logsumexp(log_p + log_T, axis=1)
-    ratio = np.exp(log_T - log_q[:, None])  # T[k, y~] / q
-    return -log_q, p * (1.0 - ratio)
+        loss = SoftTargetLoss(np.eye(Z.shape[1])[y_codes])
+    elif correction == "backward":
+        loss = SoftTargetLoss(np.linalg.inv(T)[y_codes])
+    else:
+        loss = ForwardLoss(np.asarray(T, dtype=np.float64)[:, y_codes].T)
+    return loss.value_grad(Z, binary=False)
 
 
 class LossCorrectedLogisticRegression(ClassifierMixin, BaseEstimator):
@@ -242,6 +328,11 @@ default=None
     True
     """
 
+    # requested by default, so that PrivateLabelClassifier's routing delivers a
+    # sampler's per-row likelihoods (also through a Pipeline) without a
+    # set_fit_request call
+    __metadata_request__fit = {"label_likelihood": True}
+
     _parameter_constraints: dict = {
         "correction": [StrOptions({"forward", "backward"}), None],
         "transition_matrix": ["array-like", None],
@@ -272,7 +363,7 @@ default=None
         self.tol = tol
 
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, label_likelihood=None):
         """Fit on the noisy labels ``y``.
 
         Parameters
@@ -282,6 +373,15 @@ default=None
             Observed (noisy) labels, from ``classes`` when declared.
         sample_weight : array-like of shape (n_samples,) or None
             Weight of each sample's loss.
+        label_likelihood : array-like of shape (n_samples, n_classes) or None
+            Per-row noise likelihoods: ``label_likelihood[i, k]`` = P(released
+            label of row i = ``y[i]`` | true class ``classes_[k]``) under the
+            mechanism row i went through (e.g. a sampler's
+            ``label_likelihood_``). The forward correction uses row i in place
+            of ``transition_matrix[:, y_i]`` (``transition_matrix`` may then be
+            None). The backward correction needs one matrix for every row: it
+            accepts only rows equal to ``transition_matrix[:, y_i]``.
+            ``correction=None`` ignores it.
 
         Returns
         -------
@@ -292,52 +392,75 @@ default=None
         sample_weight = check_sample_weight(sample_weight, len(X))
         self.classes_, y_codes = self._encode(y)
         n_classes = self.classes_.size
+        if label_likelihood is not None:
+            label_likelihood = check_label_likelihood(
+                label_likelihood, len(X), n_classes
+            )
         if self.transition_matrix is None:
-            T = np.eye(n_classes)
+            has_matrix = False
+            T = None if label_likelihood is not None else np.eye(n_classes)
         else:
+            has_matrix = True
             T = check_transition_matrix(
                 self.transition_matrix, n_classes, self.correction
             )
         self.transition_matrix_ = T
-        T_used = None if self.correction is None else T
-        if self.correction == "forward":
-            _warn_if_outside_noise_range(y_codes, sample_weight, T)
+        loss = self._loss(y_codes, sample_weight, T, has_matrix, label_likelihood)
         binary = n_classes == 2
         n_out = 1 if binary else n_classes
-        p = X.shape[1]
-        nb = int(self.fit_intercept)
-
-        def unpack(theta):
-            coef = theta[: n_out * p].reshape(n_out, p)
-            b = theta[n_out * p :] if nb else np.zeros(n_out)
-            return coef, b
-
-        def fun(theta):
-            coef, b = unpack(theta)
-            Z = _logits(X, coef, b, binary)
-            loss, G = corrected_log_loss(Z, y_codes, T_used, self.correction)
-            G = G[:, 1:] if binary else G
-            G = G * sample_weight[:, None]
-            penalty = 0.5 / self.C * float(coef.ravel() @ coef.ravel())
-            value = float(sample_weight @ loss) + penalty
-            grad_coef = G.T @ X + coef / self.C
-            grad = [grad_coef.ravel()]
-            if nb:
-                grad.append(G.sum(axis=0))
-            return value, np.concatenate(grad)
-
-        theta0 = np.zeros(n_out * p + nb * n_out)
-        res = optimize.minimize(
-            fun,
-            theta0,
-            jac=True,
-            method="L-BFGS-B",
-            options={"maxiter": self.max_iter, "gtol": self.tol, "ftol": 1e-15},
+        objective = CorrectedObjective(
+            X,
+            sample_weight,
+            loss,
+            n_out=n_out,
+            fit_intercept=self.fit_intercept,
+            C=self.C,
         )
-        self.coef_, intercept = unpack(res.x)
-        self.intercept_ = np.asarray(intercept, dtype=np.float64).copy()
-        self.n_iter_ = int(res.nit)
+        theta, self.n_iter_ = minimize_objective(
+            objective,
+            np.zeros(objective.n_params),
+            tol=self.tol,
+            max_iter=self.max_iter,
+        )
+        theta = theta.reshape(n_out, objective.D)
+        if self.fit_intercept:
+            self.coef_ = theta[:, :-1].copy()
+            intercept = theta[:, -1]
+            # softmax: only differences of intercepts matter; report them centred
+            self.intercept_ = intercept if binary else intercept - intercept.mean()
+        else:
+            self.coef_ = theta.copy()
+            self.intercept_ = np.zeros(n_out)
         return self
+
+    def _loss(self, y_codes, sample_weight, T, has_matrix, label_likelihood):
+        """The per-row loss of the chosen correction (warns where it must)."""
+        n_classes = self.classes_.size
+        if self.correction is None:
+            return SoftTargetLoss(np.eye(n_classes)[y_codes])
+        if self.correction == "backward":
+            if label_likelihood is not None and not (
+                has_matrix and _rows_of(label_likelihood, T, y_codes)
+            ):
+                raise ValueError(
+                    "correction='backward' is defined for one transition_matrix "
+                    "shared by every row (it inverts it); label_likelihood has "
+                    "rows that are not transition_matrix[:, y_i] (per-row noise, "
+                    "or no transition_matrix given). Use correction='forward', "
+                    "which takes per-row likelihoods."
+                )
+            targets = np.linalg.inv(T)[y_codes]
+            return SoftTargetLoss(
+                bounded_backward_targets(targets, sample_weight, self.classes_)
+            )
+        from_matrix = has_matrix or label_likelihood is None
+        if label_likelihood is None:
+            label_likelihood = T[:, y_codes].T
+        elif from_matrix:
+            from_matrix = _rows_of(label_likelihood, T, y_codes)
+        if from_matrix:  # the noise range is that of one matrix
+            _warn_if_outside_noise_range(y_codes, sample_weight, T)
+        return ForwardLoss(label_likelihood)
 
     def _encode(self, y):
         if self.classes is None:
