@@ -333,8 +333,8 @@ default=None
     exactly the case where the backward counts go negative), its infimum lies
     at the boundary: the classes with negative estimated frequency get
     probabilities near 0 (their intercepts fall until the gradient is below
-    ``tol``) and, with two classes, the coefficients shrink. ``fit`` then warns; no correction is
-    reliable there.
+    ``tol``) and, with two classes, the coefficients shrink. ``fit`` then
+    warns; no correction is reliable there.
 
     **Per-row likelihoods.** With ``label_likelihood`` L the forward loss of
     row i is -log sum_k p_k(x_i) L[i, k]: the log likelihood of the released

@@ -10,8 +10,8 @@ from sklearn.base import (
     MetaEstimatorMixin,
     clone,
 )
-from sklearn.utils import get_tags
 from sklearn.pipeline import Pipeline
+from sklearn.utils import get_tags
 from sklearn.utils.metadata_routing import (
     MetadataRouter,
     MethodMapping,
@@ -107,7 +107,9 @@ def _likelihood_param(estimator, routing):
         return LIKELIHOOD if request.consumes("fit", [LIKELIHOOD]) else None
     if isinstance(estimator, Pipeline):
         name, last = estimator.steps[-1]
-        inner = None if last in (None, "passthrough") else _likelihood_param(last, False)
+        inner = (
+            None if last in (None, "passthrough") else _likelihood_param(last, False)
+        )
         return None if inner is None else f"{name}__{inner}"
     try:
         accepted = inspect.signature(estimator.fit).parameters
@@ -141,13 +143,26 @@ class PrivateLabelClassifier(
         :class:`~skdp.exceptions.PrivacyLeakWarning` (the set of labels present
         is released without noise).
     pass_transition_matrix : bool, default=True
-        Give the privatizer's ``label_matrix_`` (the noise matrix T,
-        T[i, j] = P(released j | true i)) to every ``transition_matrix``
-        parameter of the estimator that is left at None (also inside a
-        ``Pipeline``), with the label order in the sibling ``classes``
-        parameter, so a loss-corrected learner such as
+        Describe the release's noise to the estimator, so that a loss-corrected
+        learner such as
         :class:`~skdp.linear_model.LossCorrectedLogisticRegression` corrects for
-        exactly the noise that was applied.
+        exactly the noise that was applied:
+
+        - the privatizer's ``label_matrix_`` (the noise matrix T,
+          T[i, j] = P(released j | true i)) goes to every ``transition_matrix``
+          parameter of the estimator that is left at None (also inside a
+          ``Pipeline``), with the label order in the sibling ``classes``
+          parameter;
+        - the privatizer's ``label_likelihood_`` (shape (n_samples, n_classes):
+          P(released label of row i | true class k), for releases whose rows
+          go through different mechanisms) goes to ``estimator.fit`` as
+          ``label_likelihood`` when the estimator takes it (see Notes) and no
+          ``transition_matrix`` of the estimator was set by the user.
+
+        If the estimator has an unset ``transition_matrix`` (and corrects:
+        its ``correction`` is not None) but the privatizer describes no noise,
+        ``fit`` raises ValueError rather than fit as if the labels were
+        clean. ``False`` passes nothing.
 
     Attributes
     ----------
@@ -185,6 +200,12 @@ class PrivateLabelClassifier(
     after ``estimator.set_fit_request(sample_weight=True)``) to
     ``estimator.fit``; without routing, every fit parameter goes to it. The
     privatizer takes none: a weight does not change the release of a label.
+    ``label_likelihood`` is made here, not passed by the caller: with routing
+    it goes to the estimator when its routing requests it
+    (``LossCorrectedLogisticRegression`` requests it by default, also inside a
+    ``Pipeline``); without routing when ``estimator.fit`` has a
+    ``label_likelihood`` parameter, or the last step of a ``Pipeline`` has
+    one (as ``step__label_likelihood``).
 
     Examples
     --------

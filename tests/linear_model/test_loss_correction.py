@@ -423,7 +423,9 @@ def test_per_row_likelihood_of_one_matrix_is_the_matrix_fit(n_classes, with_matr
     if not with_matrix:
         assert model.transition_matrix_ is None
     # the backward correction accepts it only with the same matrix
-    backward = LossCorrectedLogisticRegression(transition_matrix=T, correction="backward")
+    backward = LossCorrectedLogisticRegression(
+        transition_matrix=T, correction="backward"
+    )
     np.testing.assert_array_equal(
         backward.fit(X, y, label_likelihood=likelihood).coef_,
         clone_fit(backward, X, y).coef_,
@@ -474,9 +476,7 @@ def test_per_row_likelihood_recovers_a_model_released_in_two_stages():
         X, released
     )
     est_pooled = np.append(pooled.coef_[0], pooled.intercept_)
-    assert (est_pooled - theta) @ info @ (est_pooled - theta) > chi2.ppf(
-        1 - 1e-6, df=3
-    )
+    assert (est_pooled - theta) @ info @ (est_pooled - theta) > chi2.ppf(1 - 1e-6, df=3)
 
 
 @pytest.mark.parametrize(
