@@ -101,39 +101,58 @@ class CorrectedObjective:
     """The scaled, penalized objective over theta = Theta.ravel()."""
 
     def __init__(self, X, sample_weight, loss, *, n_out, fit_intercept, C):
-        self.X1 = np.hstack([X, np.ones((len(X), 1))]) if fit_intercept else X
+        # the intercept is handled apart from X: no (n, p + 1) copy of the data
+        self.X, self.fit_intercept = X, fit_intercept
         self.sw = sample_weight
         self.scale = 1.0 / float(sample_weight.sum())
         self.loss = loss
-        self.n_out, self.D = n_out, self.X1.shape[1]
+        self.n_out, self.p = n_out, X.shape[1]
+        self.D = self.p + int(fit_intercept)
         self.binary = n_out == 1
-        n_features = X.shape[1]
         pen = np.zeros((n_out, self.D))
-        pen[:, :n_features] = 1.0 / C
+        pen[:, : self.p] = 1.0 / C
         self.pen = pen.ravel()
         self.n_params = n_out * self.D
         # softmax logits: adding a constant to every intercept changes nothing
         self.null_intercepts = fit_intercept and not self.binary
 
     def logits(self, theta):
-        return self.X1 @ theta.reshape(self.n_out, self.D).T
+        Theta = theta.reshape(self.n_out, self.D)
+        Z = self.X @ Theta[:, : self.p].T
+        if self.fit_intercept:
+            Z += Theta[:, self.p]
+        return Z
 
     def __call__(self, theta):
         """Objective value and gradient."""
         loss, G = self.loss.value_grad(self.logits(theta), self.binary)
         G *= self.sw[:, None]
         value = float(self.sw @ loss) + 0.5 * float(self.pen @ theta**2)
-        grad = (G.T @ self.X1).ravel() + self.pen * theta
+        grad = np.empty((self.n_out, self.D))
+        grad[:, : self.p] = G.T @ self.X
+        if self.fit_intercept:
+            grad[:, self.p] = G.sum(axis=0)
+        grad = grad.ravel() + self.pen * theta
         return value * self.scale, grad * self.scale
+
+    def _block(self, w):
+        """sum_i w_i x1_i x1_i^T with x1 = [x, 1] (the 1 only with an intercept)."""
+        X, p = self.X, self.p
+        block = np.empty((self.D, self.D))
+        block[:p, :p] = X.T @ (X * w[:, None])
+        if self.fit_intercept:
+            block[:p, p] = block[p, :p] = w @ X
+            block[p, p] = w.sum()
+        return block
 
     def hessian(self, theta):
         """Dense Hessian; the intercepts' null direction (softmax) is shifted to
         a positive eigenvalue, which leaves H^{-1} g unchanged for every gradient
         (gradients are orthogonal to it)."""
-        X1, D, K = self.X1, self.D, self.n_out
+        D, K = self.D, self.n_out
         curv = self.loss.curvature(self.logits(theta), self.binary)
         if self.binary:
-            H = X1.T @ (X1 * (self.sw * curv)[:, None])
+            H = self._block(self.sw * curv)
         else:
             P, R = curv
             H = np.empty((K, D, K, D))
@@ -142,7 +161,7 @@ class CorrectedObjective:
                     w = _covariance_weights(P, k, m)
                     if R is not None:
                         w -= _covariance_weights(R, k, m)
-                    block = X1.T @ (X1 * (self.sw * w)[:, None])
+                    block = self._block(self.sw * w)
                     H[k, :, m, :] = block
                     H[m, :, k, :] = block.T
             H = H.reshape(self.n_params, self.n_params)
@@ -156,7 +175,7 @@ class CorrectedObjective:
         return H
 
     def newton_affordable(self):
-        n = self.X1.shape[0]
+        n = self.X.shape[0]
         flops = n * self.D**2 * self.n_out * (self.n_out + 1) / 2
         return self.n_params <= NEWTON_MAX_PARAMS and flops <= NEWTON_MAX_FLOPS
 

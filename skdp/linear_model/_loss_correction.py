@@ -349,7 +349,7 @@ default=None
     backtracking), stopping one step after the gradient is below ``tol``. The
     error after that step is O(tol^2), i.e. rounding: fits that differ only in
     the order of sums (sample weights against repeated rows, another BLAS or
-    thread count) agree to about 1e-12 rather than to the tolerance. Newton
+    thread count) agree to about 1e-11 rather than to the tolerance. Newton
     is skipped where the Hessian is large (more than 1000 parameters, or more
     than 2e9 multiply-adds to build it) or not positive definite (the forward
     loss away from a minimum); L-BFGS then runs to ``tol``.

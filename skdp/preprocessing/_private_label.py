@@ -71,17 +71,16 @@ def _corrects(estimator, key):
     return params.get(key[: -len("transition_matrix")] + "correction", True) is not None
 
 
-def _pass_transition_matrix(estimator, privatizer, keys):
-    """Set the privatizer's label matrix on the estimator's unset
-    ``transition_matrix`` parameters ``keys`` (with the label order); return it
-    or None."""
-    T = getattr(privatizer, "label_matrix_", None)
-    if T is None or not keys:
-        return None
+def _pass_noise_description(estimator, privatizer, keys, matrix):
+    """Set ``matrix`` (unless None) on the estimator's unset
+    ``transition_matrix`` parameters ``keys``, and the privatizer's label order
+    (the order of its ``label_matrix_`` and ``label_likelihood_`` columns) on
+    their sibling ``classes`` parameters."""
     params = estimator.get_params(deep=True)
     updates = {}
     for key in keys:
-        updates[key] = T
+        if matrix is not None:
+            updates[key] = matrix
         classes_key = key[: -len("transition_matrix")] + "classes"
         if classes_key in params:
             declared = params[classes_key]
@@ -92,10 +91,10 @@ def _pass_transition_matrix(estimator, privatizer, keys):
                     f"The estimator's {classes_key}={list(declared)!r} does not "
                     "match the privatizer's classes_ "
                     f"{privatizer.classes_.tolist()!r}, the order of its "
-                    "label_matrix_."
+                    "label_matrix_ and label_likelihood_ columns."
                 )
-    estimator.set_params(**updates)
-    return T
+    if updates:
+        estimator.set_params(**updates)
 
 
 def _likelihood_param(estimator, routing):
@@ -287,13 +286,15 @@ class PrivateLabelClassifier(
         X_private, y_private = privatizer.fit_resample(X, y)
         passed = likelihood = None
         if self.pass_transition_matrix:
-            passed = _pass_transition_matrix(estimator, privatizer, unset)
+            passed = getattr(privatizer, "label_matrix_", None) if unset else None
             if likelihood_param is not None and not user_set:
                 likelihood = getattr(privatizer, "label_likelihood_", None)
+            if passed is None and likelihood is None:
+                self._refuse_uncorrected(estimator, unset, privatizer)
+            else:
+                _pass_noise_description(estimator, privatizer, unset, passed)
             if likelihood is not None:
                 fit_params = {**fit_params, likelihood_param: likelihood}
-            elif passed is None:
-                self._refuse_uncorrected(estimator, unset, privatizer)
         estimator.fit(X_private, y_private, **fit_params)
         self.transition_matrix_ = passed
         self.privatizer_ = privatizer

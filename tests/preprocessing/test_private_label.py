@@ -363,7 +363,8 @@ class TwoStageRR(BaseEstimator):
         self.classes_ = np.asarray(self.classes)
         n_classes = self.classes_.size
         rng = np.random.default_rng(self.random_state)
-        codes = np.searchsorted(self.classes_, y)
+        position = {label: k for k, label in enumerate(self.classes_.tolist())}
+        codes = np.array([position[label] for label in np.asarray(y).tolist()])
         released = codes.copy()
         likelihood = np.empty((len(y), n_classes))
         for rows, eps in (
@@ -515,3 +516,25 @@ def test_label_likelihood_cannot_be_passed_by_hand(data3):
     clf = PrivateLabelClassifier(LossCorrectedLogisticRegression(), _rr())
     with pytest.raises(ValueError, match="comes from the privatizer"):
         clf.fit(X, y, label_likelihood=np.ones((len(y), 3)))
+
+
+def test_per_row_likelihood_columns_follow_the_privatizer_classes(data3):
+    from skdp.linear_model import LossCorrectedLogisticRegression
+
+    X, y = data3
+    # a declared order that is not sorted: the likelihood's columns follow it,
+    # so the learner must fit in that order (its classes are set from it)
+    sampler = TwoStageRR(classes=[2, 0, 1], random_state=3)
+    clf = PrivateLabelClassifier(LossCorrectedLogisticRegression(), sampler)
+    clf.fit(X, y)
+    reference = clone(sampler)
+    _, y_released = reference.fit_resample(X, y)
+    direct = LossCorrectedLogisticRegression(classes=[2, 0, 1]).fit(
+        X, y_released, label_likelihood=reference.label_likelihood_
+    )
+    np.testing.assert_array_equal(clf.estimator_.classes_, [2, 0, 1])
+    np.testing.assert_array_equal(clf.estimator_.coef_, direct.coef_)
+    # a conflicting declared order is refused
+    inner = LossCorrectedLogisticRegression(classes=[0, 1, 2])
+    with pytest.raises(ValueError, match="label_likelihood_ columns"):
+        PrivateLabelClassifier(inner, sampler).fit(X, y)
