@@ -91,41 +91,48 @@ def _rows_of(label_likelihood, T, y_codes):
     return np.allclose(label_likelihood, T[:, y_codes].T, rtol=1e-9, atol=0)
 
 
-#: Smallest corrected class count (in units of sample weight) that the backward
-#: correction accepts; see ``bounded_backward_targets``.
+#: Smallest corrected class count the backward correction accepts, in units of
+#: an average row (S / n_eff); see ``bounded_backward_targets``.
 BACKWARD_MIN_COUNT = 0.5
 #: Largest standard error of the corrected class frequencies at which the
 #: backward correction still projects negative counts instead of refusing.
 BACKWARD_MAX_SE = 0.5
 
 
-def bounded_backward_targets(targets, sample_weight, classes):
-    """Backward targets whose implied class counts are at least 1/2, or an error.
+def bounded_backward_targets(targets, sample_weight):
+    """Backward targets whose implied class counts are at least half a row, or
+    an error.
 
     The backward risk of the intercepts alone is S logsumexp(b) - c^T b with
-    c = sum_i s_i a_i the corrected class counts (S = sum c): bounded below iff
-    c >= 0, attained iff c > 0. If some count is below ``BACKWARD_MIN_COUNT``
-    (half a sample: the pseudo-count of the Krichevsky-Trofimov estimator):
+    c = sum_i s_i a_i the corrected class counts (S = sum c = sum s_i):
+    bounded below iff c >= 0, attained iff c > 0. With n_eff = S^2 / sum s_i^2
+    (the number of rows for unit weights), an average row weighs S / n_eff. If
+    some count is below ``BACKWARD_MIN_COUNT`` = 1/2 of that (the pseudo-count
+    of the Krichevsky-Trofimov estimator):
 
-    - if the corrected class frequencies c/S have a standard error of
-      ``BACKWARD_MAX_SE`` or more (rows taken as independent, weights as
-      repetitions), their +-1 standard error interval is wider than [0, 1]:
-      the labels say nothing about the class frequencies, and the fit is
-      refused (ValueError);
+    - if the corrected class frequencies c/S have a standard error
+      sqrt(max_k Var_k / n_eff) (Var_k the weighted variance of a_ik over the
+      rows) of ``BACKWARD_MAX_SE`` or more, their +-1 standard error interval is
+      wider than [0, 1]: the labels say nothing about the class frequencies,
+      and the fit is refused (ValueError);
     - otherwise c/S is projected (Euclidean) onto
-      {pi : sum pi = 1, pi_k >= 1 / (2 S)} and every row gets the same shift
+      {pi : sum pi = 1, pi_k >= 1 / (2 n_eff)} and every row gets the same shift
       (c' - c) / S, which keeps rows summing to 1, makes the counts c' and
       changes no centred statistic sum_i s_i a_i (x_i - x_bar): the
       coefficients keep their unbiased linear term, the intercepts fit c'.
+
+    Both rules depend on the weights only through their relative sizes.
     """
     counts = sample_weight @ targets
-    if counts.min() >= BACKWARD_MIN_COUNT:
+    total = float(counts.sum())
+    n_eff = total**2 / float(sample_weight @ sample_weight)
+    floor = min(BACKWARD_MIN_COUNT / n_eff, 1.0 / counts.size)  # a frequency
+    if counts.min() >= floor * total:
         return targets
-    total, n_classes = float(counts.sum()), counts.size
     rounded = np.round(counts, 1).tolist()
     freq = counts / total
     variance = sample_weight @ (targets - freq) ** 2 / total
-    standard_error = float(np.sqrt(variance.max() / total))
+    standard_error = float(np.sqrt(variance.max() / n_eff))
     if standard_error >= BACKWARD_MAX_SE:
         raise ValueError(
             "correction='backward' cannot fit these labels: the corrected class "
@@ -136,17 +143,15 @@ def bounded_backward_targets(targets, sample_weight, classes):
             "epsilon and sample size. Spend more epsilon, use more rows or "
             "fewer classes."
         )
-    floor = min(BACKWARD_MIN_COUNT / total, 1.0 / n_classes)
-    share = 1.0 - n_classes * floor
+    share = 1.0 - counts.size * floor
     if share > 0:
-        scaled = project_to_simplex((freq - floor) / share)
-        projected = total * (floor + share * scaled)
-    else:  # fewer than n_classes / 2 samples in all
-        projected = np.full(n_classes, total / n_classes)
+        projected = total * (floor + share * project_to_simplex((freq - floor) / share))
+    else:  # fewer than n_classes / 2 rows in all
+        projected = np.full(counts.size, total / counts.size)
     warnings.warn(
         f"The backward-corrected class counts sum_i w_i (T^-1)[y_i] are {rounded}: "
-        "some are negative (or below 1/2), where the backward risk is unbounded "
-        "below and its intercepts diverge. They were projected onto "
+        "some are negative (or below half a row), where the backward risk is "
+        "unbounded below and its intercepts diverge. They were projected onto "
         f"{np.round(projected, 1).tolist()} (standard error of the corrected "
         f"class frequencies: {standard_error:.2f}); classes left near zero are "
         "rarely predicted. Spend more epsilon or use more rows if you can.",
@@ -310,7 +315,7 @@ default=None
     few rows: the counts' noise grows like 1 / (p - q)), the minimizer does not
     exist: the intercepts of the negative classes run to -inf. ``fit`` then
     warns and projects c/S onto the class distributions with every count at
-    least 1/2 (half a sample, the Krichevsky-Trofimov pseudo-count), shifting
+    least half a row (the Krichevsky-Trofimov pseudo-count), shifting
     every row's a by the same vector: the coefficients keep their unbiased
     centred statistic, the intercepts fit the projected counts. If the
     corrected class frequencies c/S have a standard error of 1/2 or more (their
@@ -504,9 +509,7 @@ default=None
                     "which takes per-row likelihoods."
                 )
             targets = np.linalg.inv(T)[y_codes]
-            return SoftTargetLoss(
-                bounded_backward_targets(targets, sample_weight, self.classes_)
-            )
+            return SoftTargetLoss(bounded_backward_targets(targets, sample_weight))
         from_matrix = has_matrix or label_likelihood is None
         if label_likelihood is None:
             label_likelihood = T[:, y_codes].T

@@ -360,9 +360,20 @@ def test_projection_keeps_the_centred_statistic_of_the_coefficients():
     w = rng.integers(1, 4, size=300).astype(float)
     x = rng.normal(size=(300, 2))
     with pytest.warns(UserWarning, match="projected"):
-        shifted = bounded_backward_targets(targets, w, np.arange(4))
+        shifted = bounded_backward_targets(targets, w)
     counts = w @ shifted
-    assert counts.min() >= 0.5 - 1e-9
+    half_a_row = 0.5 * (w @ w) / w.sum()  # S / n_eff / 2, n_eff = S^2 / sum w^2
+    assert counts.min() >= half_a_row * (1 - 1e-9)
+    assert np.isclose(counts.min(), half_a_row)  # the negative class: at the floor
+    # the rules see only relative weights: normalized weights change nothing
+    with pytest.warns(UserWarning, match="projected"):
+        rescaled = bounded_backward_targets(targets, w / w.sum())
+    np.testing.assert_allclose(rescaled, shifted, rtol=1e-12, atol=1e-12)
+    # clean labels (identity matrix) with weights summing to 1: nothing to do
+    clean = np.eye(4)[y]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert bounded_backward_targets(clean, np.full(300, 1 / 300)) is clean
     np.testing.assert_allclose(shifted.sum(axis=1), 1.0, rtol=1e-12)
     np.testing.assert_allclose(counts.sum(), w.sum(), rtol=1e-12)
     centred = x - w @ x / w.sum()
