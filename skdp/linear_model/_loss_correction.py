@@ -91,8 +91,8 @@ def _rows_of(label_likelihood, T, y_codes):
     return np.allclose(label_likelihood, T[:, y_codes].T, rtol=1e-9, atol=0)
 
 
-#: Smallest corrected class count the backward correction accepts, in units of
-#: an average row (S / n_eff); see ``bounded_backward_targets``.
+#: Smallest corrected class count after the backward correction's projection,
+#: in units of an average row (S / n_eff); see ``bounded_backward_targets``.
 BACKWARD_MIN_COUNT = 0.5
 #: Largest standard error of the corrected class frequencies at which the
 #: backward correction still projects negative counts instead of refusing.
@@ -100,15 +100,12 @@ BACKWARD_MAX_SE = 0.5
 
 
 def bounded_backward_targets(targets, sample_weight):
-    """Backward targets whose implied class counts are at least half a row, or
-    an error.
+    """Backward targets whose implied class counts are positive, or an error.
 
     The backward risk of the intercepts alone is S logsumexp(b) - c^T b with
     c = sum_i s_i a_i the corrected class counts (S = sum c = sum s_i):
-    bounded below iff c >= 0, attained iff c > 0. With n_eff = S^2 / sum s_i^2
-    (the number of rows for unit weights), an average row weighs S / n_eff. If
-    some count is below ``BACKWARD_MIN_COUNT`` = 1/2 of that (the pseudo-count
-    of the Krichevsky-Trofimov estimator):
+    bounded below iff c >= 0, attained iff c > 0. If some count is <= 0 (with
+    n_eff = S^2 / sum s_i^2, the number of rows for unit weights):
 
     - if the corrected class frequencies c/S have a standard error
       sqrt(max_k Var_k / n_eff) (Var_k the weighted variance of a_ik over the
@@ -116,18 +113,19 @@ def bounded_backward_targets(targets, sample_weight):
       wider than [0, 1]: the labels say nothing about the class frequencies,
       and the fit is refused (ValueError);
     - otherwise c/S is projected (Euclidean) onto
-      {pi : sum pi = 1, pi_k >= 1 / (2 n_eff)} and every row gets the same shift
-      (c' - c) / S, which keeps rows summing to 1, makes the counts c' and
-      changes no centred statistic sum_i s_i a_i (x_i - x_bar): the
-      coefficients keep their unbiased linear term, the intercepts fit c'.
+      {pi : sum pi = 1, pi_k >= 1 / (2 n_eff)}, i.e. every count at least
+      ``BACKWARD_MIN_COUNT`` = 1/2 of an average row S / n_eff (the
+      pseudo-count of the Krichevsky-Trofimov estimator), and every row gets
+      the same shift (c' - c) / S, which keeps rows summing to 1, makes the
+      counts c' and changes no centred statistic sum_i s_i a_i (x_i - x_bar):
+      the coefficients keep their unbiased linear term, the intercepts fit c'.
 
     Both rules depend on the weights only through their relative sizes.
     """
     counts = sample_weight @ targets
     total = float(counts.sum())
     n_eff = total**2 / float(sample_weight @ sample_weight)
-    floor = min(BACKWARD_MIN_COUNT / n_eff, 1.0 / counts.size)  # a frequency
-    if counts.min() >= floor * total:
+    if counts.min() > 0:
         return targets
     rounded = np.round(counts, 1).tolist()
     freq = counts / total
@@ -136,13 +134,14 @@ def bounded_backward_targets(targets, sample_weight):
     if standard_error >= BACKWARD_MAX_SE:
         raise ValueError(
             "correction='backward' cannot fit these labels: the corrected class "
-            f"counts sum_i w_i (T^-1)[y_i] are {rounded}, negative where the "
-            "backward risk is unbounded below, and the corrected class "
+            f"counts sum_i w_i (T^-1)[y_i] are {rounded}, negative (or zero) "
+            "where the backward risk has no minimum, and the corrected class "
             f"frequencies have a standard error of {standard_error:.2f} (>= "
             f"{BACKWARD_MAX_SE}): the label noise swamps the labels at this "
             "epsilon and sample size. Spend more epsilon, use more rows or "
             "fewer classes."
         )
+    floor = min(BACKWARD_MIN_COUNT / n_eff, 1.0 / counts.size)  # a frequency
     share = 1.0 - counts.size * floor
     if share > 0:
         projected = total * (floor + share * project_to_simplex((freq - floor) / share))
@@ -150,8 +149,9 @@ def bounded_backward_targets(targets, sample_weight):
         projected = np.full(counts.size, total / counts.size)
     warnings.warn(
         f"The backward-corrected class counts sum_i w_i (T^-1)[y_i] are {rounded}: "
-        "some are negative (or below half a row), where the backward risk is "
-        "unbounded below and its intercepts diverge. They were projected onto "
+        "some are negative (or zero), where the backward risk is unbounded "
+        "below (or has no minimum) and its intercepts diverge. They were "
+        "projected onto "
         f"{np.round(projected, 1).tolist()} (standard error of the corrected "
         f"class frequencies: {standard_error:.2f}); classes left near zero are "
         "rarely predicted. Spend more epsilon or use more rows if you can.",

@@ -384,6 +384,23 @@ def test_projection_keeps_the_centred_statistic_of_the_coefficients():
     )
 
 
+def test_small_positive_counts_are_left_alone():
+    # a class seen once with weight 1 among rows of weight 4: its count is
+    # positive, the risk has a minimum, nothing is projected (the identity
+    # matrix makes the backward correction the plain fit, exactly)
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(30, 3))
+    y = np.r_[np.zeros(15, int), np.ones(14, int), [2]]
+    w = np.r_[np.full(29, 4.0), [1.0]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        backward = LossCorrectedLogisticRegression(correction="backward").fit(
+            X, y, sample_weight=w
+        )
+    plain = LossCorrectedLogisticRegression(correction=None).fit(X, y, sample_weight=w)
+    np.testing.assert_array_equal(backward.coef_, plain.coef_)
+
+
 def test_refusal_uses_the_standard_error_of_the_corrected_frequencies():
     # binary RR at eps 0.1 on 100 rows, 60% released positive: corrected
     # counts (-150, 250); each row's a has entries (1-q)/(p-q), -q/(p-q)
