@@ -349,15 +349,18 @@ default=None
     of one shared matrix and is not defined for per-row noise.
 
     **Solver.** L-BFGS on the objective divided by S, with analytic
-    gradients, until the largest gradient entry is below 1e-4 (or ``tol``,
-    if larger); then Newton steps with the exact Hessian (Cholesky, Armijo
-    backtracking), stopping one step after the gradient is below ``tol``. The
-    error after that step is O(tol^2), i.e. rounding: fits that differ only in
-    the order of sums (sample weights against repeated rows, another BLAS or
-    thread count) agree to about 1e-11 rather than to the tolerance. Newton
-    is skipped where the Hessian is large (more than 1000 parameters, or more
-    than 2e9 multiply-adds to build it) or not positive definite (the forward
-    loss away from a minimum); L-BFGS then runs to ``tol``.
+    gradients, until the largest gradient entry is below 1e-2 where a Hessian
+    costs at most 50 gradient evaluations (few coefficients per class), else
+    1e-4 (or ``tol``, if larger); then Newton steps with the exact Hessian
+    (Cholesky, Armijo backtracking; a multiple of the identity is added where
+    the forward loss's Hessian is not positive definite), stopping one step
+    after the gradient is below ``tol``. The error after that step is
+    O(tol^2), i.e. rounding: fits that differ only in the order of sums
+    (sample weights against repeated rows, another BLAS or thread count)
+    agree to about 1e-11 rather than to the tolerance. Newton is skipped where
+    the Hessian is large (more than 1000 parameters, or more than 2e9
+    multiply-adds to build it); L-BFGS then runs to ``tol``. The switch point
+    changes the speed, not the result.
 
     **Privacy.** Under label DP the noise matrix is public (it depends only on
     epsilon and the label domain), so using it costs nothing. The exponential
