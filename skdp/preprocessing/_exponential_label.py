@@ -5,7 +5,7 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_consistent_length
+from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
 from skdp.accounting import (
     BudgetTrackingMixin,
@@ -133,6 +133,10 @@ class ExponentialLabelRelease(BudgetTrackingMixin, BaseEstimator):
     label_matrix_ : ndarray of shape (n_classes, n_classes)
         Per-label distortion matrix (that of k-ary randomized response at
         epsilon / 2), for forward loss correction.
+    label_likelihood_ : ndarray of shape (n_samples, n_classes)
+        ``label_matrix_[:, y_released_i]`` for each row released by the last
+        ``fit_resample``: P(released label of row i | true class k) (computed
+        on access).
     privacy_spent_ : PrivacyBudget
         ``PrivacyBudget(epsilon / 2)``.
     n_features_in_ : int
@@ -256,12 +260,23 @@ class ExponentialLabelRelease(BudgetTrackingMixin, BaseEstimator):
         codes = codec.encode(y_values, "y")
         released = two_step_release(codes, self.classes_.size, self.epsilon_, rng)
         y_new = codec.decode(released, y_values.dtype)
+        self._released_codes = released.astype(
+            np.min_scalar_type(self.classes_.size - 1), copy=False
+        )
         record_spend(
             self.privacy_spent_,
             f"{type(self).__name__}.fit_resample",
             mechanism=RandomizedResponseEvent(self.epsilon_ / 2, self.classes_.size),
         )
         return X, as_output_labels(y, y_new)
+
+    @property
+    def label_likelihood_(self):
+        """Per-row noise likelihoods of the last ``fit_resample``:
+        ``label_matrix_[:, code of y_released[i]]`` for row i, shape
+        (n_samples, n_classes)."""
+        check_is_fitted(self, "_released_codes")
+        return self.label_matrix_[:, self._released_codes].T
 
     def _fit(self, X, y):
         if is_dataframe(X):

@@ -70,6 +70,12 @@ def randomize_values(values, codec, mechanism, rng, name, out=None):
     return map_chunks(values, release_codes if fast else release, out=out)
 
 
+def released_codes(codec, released, n_classes):
+    """Class codes of released labels, in the smallest unsigned dtype."""
+    codes = codec.encode(np.asarray(released), "released labels")
+    return codes.astype(np.min_scalar_type(n_classes - 1), copy=False)
+
+
 def _randomizes_features(estimator):
     """``transform`` exists only when feature columns are configured."""
     return estimator.columns is not None
@@ -151,6 +157,10 @@ class RandomizedResponse(
     label_matrix_ : ndarray of shape (n_classes, n_classes)
         Distortion matrix of the labels, ordered as ``classes_``; the ``T`` of
         forward loss correction (Patrini et al. 2017).
+    label_likelihood_ : ndarray of shape (n_samples, n_classes)
+        ``label_matrix_[:, y_private_i]`` for each row released by the last
+        ``fit_resample``: P(released label of row i | true class k), the
+        per-row form of forward loss correction (computed on access).
     privacy_spent_ : PrivacyBudget
         Guarantee of one released output: the sum of the epsilons of every
         randomized column (plus ``label_epsilon_`` after ``fit_resample``; 0
@@ -352,12 +362,26 @@ class RandomizedResponse(
         rng = check_random_state(self.random_state)
         X_out = self._randomize_columns(X_checked, rng) if self.columns_.size else X
         y_new = randomize_values(y_values, codec, self.label_mechanism_, rng, "y")
+        self._released_codes = released_codes(codec, y_new, self.classes_.size)
         record_spend(
             self.privacy_spent_,
             f"{type(self).__name__}.fit_resample",
             mechanism=[self.label_mechanism_, *self.mechanisms_],
         )
         return X_out, as_output_labels(y, y_new)
+
+    @property
+    def label_likelihood_(self):
+        """Per-row noise likelihoods of the last ``fit_resample``.
+
+        ndarray of shape (n_samples, n_classes): entry [i, k] is
+        P(released label of row i = the label it released | true class
+        ``classes_[k]``), i.e. ``label_matrix_[:, code of y_private[i]]``
+        (every row goes through the same mechanism). Computed on access from
+        the released codes kept by ``fit_resample``.
+        """
+        check_is_fitted(self, "_released_codes")
+        return self.label_matrix_[:, self._released_codes].T
 
     # ------------------------------------------------------------ estimation
     def estimate_frequencies(self, X=None, *, y=None, project=False):
