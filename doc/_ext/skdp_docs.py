@@ -36,8 +36,24 @@ def public_modules():
     return [m for m in modules if getattr(m, "__all__", None)]
 
 
-def _documented_names(module):
-    """``__all__`` minus dunders, the top level's re-exports and other libraries'."""
+def _home_module(obj, modules):
+    """The public module that documents ``obj``: of those listing it in
+    ``__all__``, the one whose name is the longest prefix of where it is defined
+    (``skdp.vertical`` re-exports ``skdp.vertical.federated.load_model``, which is
+    documented once, under ``skdp.vertical.federated``)."""
+    where = getattr(obj, "__module__", "")
+    owners = [
+        m.__name__
+        for m in modules
+        if any(getattr(m, n, None) is obj for n in m.__all__)
+        and (where == m.__name__ or where.startswith(m.__name__ + "."))
+    ]
+    return max(owners, key=len, default=None)
+
+
+def _documented_names(module, modules=()):
+    """``__all__`` minus dunders, the top level's re-exports, other libraries'
+    objects and re-exports of another public module's objects."""
     out = []
     for name in module.__all__:
         obj = getattr(module, name)
@@ -49,6 +65,8 @@ def _documented_names(module):
             out.append((name, "data"))
         elif not getattr(obj, "__module__", "").startswith("skdp"):
             continue  # a re-export of another library's object (compat layers)
+        elif _home_module(obj, modules) not in (None, module.__name__):
+            continue  # documented under the module that defines it
         else:
             out.append((name, "class" if inspect.isclass(obj) else "function"))
     return out
@@ -75,8 +93,9 @@ def write_api_page(path):
         ":class:`~skdp.exceptions.BudgetExceededError`.",
         "",
     ]
-    for module in public_modules():
-        names = _documented_names(module)
+    modules = public_modules()
+    for module in modules:
+        names = _documented_names(module, modules)
         if not names:
             continue
         title = f":mod:`{module.__name__}`"
