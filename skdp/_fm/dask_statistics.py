@@ -47,8 +47,10 @@ def _as_row_blocks(data, name):
     return data
 
 
-def _block_statistics(template, X, y):
-    return template.statistics(X, y)
+def _block_statistics(template, domain, items, X, y):
+    """One block's statistics: its rows validated, the domain resolved once."""
+    X, y = template._statistics_rows(X, y)
+    return template._block_statistics(X, y, domain, items)
 
 
 def _merge(*parts):
@@ -85,8 +87,15 @@ def dask_statistics(estimator, X, y, *, split_every=8):
     if y.chunks[0] != X.chunks[0]:
         y = y.rechunk({0: X.chunks[0]})  # same rows in matching blocks (on workers)
     template = clone(estimator)
+    # the parameters, the declared domain and the fingerprint once, here: each
+    # block then only validates and reduces its rows (no per-block fixed cost)
+    template._validate_params()
+    domain = template._declared_domain(X.shape[1])
+    items = template._fingerprint_items(domain)
+    block = dask.delayed(_block_statistics, pure=True)
+    plan = [dask.delayed(template), dask.delayed(domain), dask.delayed(items)]
     parts = [
-        dask.delayed(_block_statistics)(template, xb, yb)
+        block(*plan, xb, yb)
         for xb, yb in zip(X.to_delayed().ravel(), y.to_delayed().ravel())
     ]
     while len(parts) > 1:

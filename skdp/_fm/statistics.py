@@ -7,29 +7,75 @@ differ in their last bits, and the noisy release would differ too. Here the sums
 are **exact**: every clipped value is written as an integer multiple of a
 power-of-two grid fixed by the declared domain, the products are summed in
 integer arithmetic, and the float statistics are the correctly rounded exact
-sums. Any split, merged in any order, gives bit-identical statistics, hence the
-same model as a fit on all rows with the same ``random_state``.
+sums. Any split, merged in any order, on any machine, gives bit-identical
+statistics, hence the same model as a fit on all rows with the same
+``random_state``.
 
 Exact accumulation
 ------------------
 Let ``Z = [X, s 1, beta(y)]`` be the clipped rows with the intercept column and
-the label term (one column per target). Column ``j`` is bounded by the domain:
-``|z_j| <= M_j <= 2^E_j``. Each value is rounded once to the grid
-``2^(E_j - 53)`` (an integer ``m`` with ``|m| <= 2^53``; this moves a value by
-at most half a unit in the last place of the domain's bound ``M_j``, well below
-float64 resolution of the data's scale) and split into three limbs of 18 bits,
-``m = a_2 2^36 + a_1 2^18 + a_0``. The Gram matrix of the limbs of up to
-``2^17`` rows is computed by BLAS in float64, which is exact because every
-partial sum is an integer below ``2^53``; it is then accumulated in int64 in
-base ``2^18`` with carries (no overflow for fewer than ``2^40`` rows). Reading
-``A`` or ``b`` converts the exact integer sums to the nearest float64.
+the label term (one column per target). Column ``j`` is bounded by the declared
+domain, ``|z_j| <= M_j`` with ``2^(E_j - 1) <= M_j < 2^E_j``; its grid is
+``g_j = 2^(E_j - 36)`` (36 bits relative to the bound).
+
+1. **Grid.** A value is clipped to its declared range with both ends moved
+   inwards to the grid (so the range keeps its grid points and no value leaves
+   it), then truncated toward zero to the grid: ``m = trunc(z / g_j)``, an
+   integer with ``|m| <= 2^36 - 1``. Truncation toward zero never increases
+   ``|z_j|``, a row norm or the number of non-zeros, and keeps every range
+   that contains 0; with the inward-moved ends it keeps the others. The
+   rounded rows therefore lie in the declared domain and the sensitivity holds
+   for them as derived (:mod:`skdp._fm.sensitivity`). The intercept column is
+   exact: ``m = 1`` with unit ``s``.
+2. **Limbs.** ``m = 2^18 t + l`` with ``t = trunc(m / 2^18)``: ``t`` and ``l``
+   are integers of ``m``'s sign with ``|t|, |l| <= 2^18 - 1``, and
+   ``u = t + l`` has ``|u| <= 2^19 - 2``. (Computed as ``t = trunc(z'')``,
+   ``l = trunc(2^18 (z'' - t))`` with ``z'' = z 2^(18 - E_j)``: every step is
+   exact in float64.)
+3. **Three Gram matrices** (Karatsuba: three products instead of four)::
+
+       m_j m_k = 2^36 t_j t_k + 2^18 (u_j u_k - t_j t_k - l_j l_k) + l_j l_k
+
+   ``T^T T``, ``L^T L`` and ``U^T U`` are computed by BLAS in float64 over
+   blocks of at most ``2^15`` rows. Each product is an integer below
+   ``(2^19 - 2)^2 < 2^38`` in magnitude, so every partial sum, in whatever
+   order and blocking BLAS (or the accumulation over chunks) adds them, with or
+   without fused multiply-adds, is an integer below ``2^15 2^38 = 2^53``:
+   exactly representable, so the float results are the exact integer sums.
+4. **Integer accumulation.** After each block of ``2^15`` rows the three sums
+   are converted to int64 (exact) and added into base-``2^18`` digits (digit 0:
+   ``L^T L``, 1: ``U^T U - T^T T - L^T L``, 2: ``T^T T``), then carried: digits
+   0 to 3 in ``[0, 2^18)``, digit 4 signed. Since ``|sum m_j m_k| < n 2^72``,
+   digit 4 stays below ``n + 1``: no overflow for fewer than ``2^62`` rows.
+   Merging adds digits and carries: integer addition, associative and
+   commutative.
+5. **Reading** ``A`` or ``b`` converts each exact sum times its units
+   (``g_j g_k``, or ``s`` for the intercept) to the nearest float64, once
+   (Python integers: correctly rounded).
+
+Cost: three Gram matrices of ``q = d + 1 + n_targets`` columns (3x the flops of
+a float64 ``X^T X``) and about six passes over each chunk, which stays in the
+CPU cache. BLAS runs with the threads the user configured (no per-call thread
+limit).
+
+What the grid changes
+---------------------
+Each value moves by less than one grid unit, ``g_j <= 2^-35 M_j``, toward zero.
+An entry of ``A`` (``sum_i x_ij x_ik``) moves by less than
+``n 2^-34 M_j M_k`` (every row's error in the same direction, the worst case),
+i.e. ``2^-34`` (6e-11) relative to its largest possible value; randomly
+signed errors give about ``sqrt(n)`` times less. The noise the release adds to
+that entry has standard deviation at least ``sqrt(2) Delta / epsilon`` with
+``Delta >= 2 kappa M_j M_k`` (Laplace; Gaussian likewise), so even the worst
+case stays below 1% of the noise for ``n epsilon < 10^8`` and far below it in
+practice. The map (clip, then truncate to the grid) is public and data
+independent: it is part of the clipping, and the guarantee is unchanged.
 """
 
 import hashlib
 import math
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from skdp._fm.domain import objective_constants
 from skdp.utils import clip_to_bounds, clip_to_norm
@@ -43,11 +89,15 @@ __all__ = [
     "sufficient_statistics",
 ]
 
-_LIMB = 18  # bits per limb: limb products < 2^36
-_N_LIMBS = 3  # 54 bits >= the 53 of a float64 mantissa
-_LEVELS = 6  # base-2^18 digits of the accumulator (levels 0..4 plus carries)
-_MAX_ROWS = 2**17  # 2^17 products below 2^36 sum exactly in float64
-_CHUNK_BYTES = 2**23  # bounds the memory of a chunk's clipped copy and limbs
+_LIMB = 18  # bits per limb
+_GRID = 2 * _LIMB  # grid bits relative to each column's power-of-two bound
+_BLOCK_ROWS = 2**15  # rows whose limb products (< 2^38 each) sum exactly in float64
+_LEVELS = 5  # base-2^18 digits of the exact sums (the top one signed)
+_SCHEME = "2x18-bit limbs, 36-bit grid, truncation toward zero"
+# memory of one chunk buffer: the chunk's passes stay in the CPU cache, and the
+# per-chunk Python overhead stays small next to its BLAS work (measured in
+# benchmarks/bench_statistics_speed.py)
+_CHUNK_BYTES = 2**20
 
 
 def beta_bound(objective, domain):
@@ -62,14 +112,8 @@ def beta_bound(objective, domain):
     return 2.0 * max(abs(v) for v in domain.y_bounds)
 
 
-def clip_to_domain(X, y, objective, domain):
-    """Copies of ``X`` and ``y`` clipped to the declared domain (inputs untouched).
-
-    In order: the public shift (``x_offset``, ``y_offset``) is subtracted, the
-    ``max_nonzero`` largest-magnitude entries of each row are kept,
-    the box is applied, rows are scaled down to ``data_norm``; labels of the
-    ``"squared"`` objective are clipped to ``y_bounds``.
-    """
+def _clip_features(X, domain):
+    """A float64 copy of ``X`` clipped to the declared feature domain."""
     X = np.asarray(X, dtype=np.float64)
     if domain.x_offset is not None:
         X = X - domain.x_offset  # the public shift (a copy)
@@ -82,56 +126,162 @@ def clip_to_domain(X, y, objective, domain):
         X = clip_to_bounds(X, domain.lower, domain.upper)
     if domain.data_norm is not None:
         X = clip_to_norm(X, domain.data_norm)
+    return X
+
+
+def _clip_labels(y, objective, domain):
     y = np.asarray(y, dtype=np.float64)
     if objective == "squared" and domain.y_bounds is not None:
         y = np.clip(y - domain.y_offset, *domain.y_bounds)
-    return X, y
+    return y
 
 
-def _exponents(objective, domain, n_targets):
-    """``E_j`` with ``|z_j| <= 2^E_j`` for every column of ``Z``."""
-    bounds = list(domain._m)
-    if domain.fit_intercept:
-        bounds.append(abs(domain.intercept_scaling))
-    bounds += [beta_bound(objective, domain)] * n_targets
-    return np.array([math.frexp(m)[1] if m > 0 else 0 for m in bounds], np.int64)
+def clip_to_domain(X, y, objective, domain):
+    """Copies of ``X`` and ``y`` clipped to the declared domain (inputs untouched).
 
-
-def _limb_gram(Z, scale, exponents, L):
-    """Base-2^18 digits of the exact ``Z^T Z`` (in grid units) of one chunk.
-
-    ``Z`` is overwritten; ``L`` is a work buffer of shape ``(rows, 3 q)``.
+    In order: the public shift (``x_offset``, ``y_offset``) is subtracted, the
+    ``max_nonzero`` largest-magnitude entries of each row are kept,
+    the box is applied, rows are scaled down to ``data_norm``; labels of the
+    ``"squared"`` objective are clipped to ``y_bounds``.
     """
-    r, q = Z.shape
-    # multiplying by a power of two is exact (and faster than ldexp); a bound
-    # below 2^-970 would need a scale beyond float64's range
-    if np.all(np.isfinite(scale)):
-        m = np.multiply(Z, scale, out=Z)
+    return _clip_features(X, domain), _clip_labels(y, objective, domain)
+
+
+def _exponent(bound):
+    """``E`` with ``2^(E - 1) <= bound < 2^E`` (0 for a zero bound)."""
+    return math.frexp(bound)[1] if bound > 0 else 0
+
+
+def _on_grid(values, exponents, direction):
+    """``values`` moved to the grid ``2^(E - 36)``: ``np.floor`` or ``np.ceil``."""
+    shift = np.asarray(exponents) - _GRID
+    return np.ldexp(direction(np.ldexp(values, -shift)), shift)
+
+
+class _Layout:
+    """Columns of ``Z = [X, s 1, beta(y)]``: grids, ranges and units.
+
+    Everything here depends on the objective and the declared domain only.
+    """
+
+    def __init__(self, objective, domain, n_targets):
+        d = domain.n_features
+        self.d, self.p, self.q = d, domain.n_coef, domain.n_coef + n_targets
+        self.fit_intercept = domain.fit_intercept
+        # E with 2^(E - 1) <= M < 2^E (0 for a zero bound)
+        self.feature_exponents = np.frexp(domain._m)[1].astype(np.int64)
+        self.beta_exponent = _exponent(beta_bound(objective, domain))
+        # the grid-aligned ranges: each end moved inwards to the grid
+        lo, hi = domain.feature_intervals
+        self.lo = _on_grid(lo, self.feature_exponents, np.ceil)
+        self.hi = _on_grid(hi, self.feature_exponents, np.floor)
+        if objective == "squared":
+            b_lo, b_hi = (-2.0 * v for v in domain.y_bounds[::-1])
+        else:  # the values of beta lie in a range that contains 0
+            b_lo, b_hi = -np.inf, np.inf
+        self.beta_lo = np.float64(_on_grid(b_lo, self.beta_exponent, np.ceil))
+        self.beta_hi = np.float64(_on_grid(b_hi, self.beta_exponent, np.floor))
+        empty = np.flatnonzero(self.lo > self.hi)
+        if empty.size or self.beta_lo > self.beta_hi:
+            where = f"feature {empty[0]}" if empty.size else "the label term"
+            raise ValueError(
+                f"The declared range of {where} holds no point of the statistics' "
+                "grid (2^-36 of its bound): a range that excludes 0 must be wider "
+                "than that."
+            )
+        # one scalar per clip and scale when the features share them (the
+        # common case): numpy's broadcast loops over short rows are slower
+        self.lo = _scalar_if_uniform(self.lo)
+        self.hi = _scalar_if_uniform(self.hi)
+        shift = _LIMB - self.feature_exponents  # z'' = z 2^(18 - E)
+        self.scale = None
+        if shift.size and np.all(shift == shift[0]) and abs(int(shift[0])) <= 1000:
+            self.scale = math.ldexp(1.0, int(shift[0]))
+        self.shift = np.zeros(self.q, np.int64)
+        self.shift[:d] = shift
+        # the fast path: no norm, no sparsity bound, only the box (and shift)
+        self.box_only = domain.data_norm is None and domain.max_nonzero is None
+        self.x_offset = domain.x_offset
+        self.domain = domain
+        # the unit of each column's integers: (odd or zero integer, exponent)
+        units = [(1, int(e) - _GRID) for e in self.feature_exponents]
+        if domain.fit_intercept:
+            num, den = float(domain.intercept_scaling).as_integer_ratio()
+            units.append((num, -(den.bit_length() - 1)))
+        units += [(1, self.beta_exponent - _GRID)] * n_targets
+        self.units = tuple(units)
+
+
+def _scalar_if_uniform(values):
+    # np.float64, not float: a Python float would let numpy clip float32 input
+    # in float32 (bounds rounded to float32)
+    return values[0] if values.size and np.all(values == values[0]) else values
+
+
+def _fill_chunk(Z, X, beta, layout):
+    """Write one chunk's clipped rows into ``Z`` in units of ``2^(E_j - 18)``."""
+    d, p = layout.d, layout.p
+    Zx = Z[:, :d]
+    if layout.box_only:
+        if layout.x_offset is not None:
+            np.subtract(X, layout.x_offset, out=Zx)
+            X = Zx
+        np.clip(X, layout.lo, layout.hi, out=Zx)
     else:
-        m = np.ldexp(Z, 53 - exponents, out=Z)
-    np.rint(m, out=m)
-    np.clip(m, -(2.0**53), 2.0**53, out=m)  # a norm clip may overshoot by an ulp
-    L = L[:r]
-    a0, a1, a2 = L[:, :q], L[:, q : 2 * q], L[:, 2 * q :]
-    np.multiply(m, 2.0**-_LIMB, out=a1)
-    np.floor(a1, out=a1)  # t = floor(m / 2^18), held in a1 for now
-    np.multiply(a1, 2.0**_LIMB, out=a0)
-    np.subtract(m, a0, out=a0)  # a0 = m - 2^18 t in [0, 2^18)
-    np.multiply(a1, 2.0**-_LIMB, out=a2)
-    np.floor(a2, out=a2)  # a2 = floor(t / 2^18)
-    np.multiply(a2, 2.0**_LIMB, out=m)
-    np.subtract(a1, m, out=a1)  # a1 = t - 2^18 a2 in [0, 2^18)
-    G = (L.T @ L).astype(np.int64)  # exact: integer partial sums below 2^53
-    levels = np.zeros((_LEVELS, q, q), np.int64)
-    for a in range(_N_LIMBS):
-        for b in range(_N_LIMBS):
-            levels[a + b] += G[a * q : (a + 1) * q, b * q : (b + 1) * q]
-    return levels
+        # the norm ball and the sparsity bound in data units, as clip_to_domain
+        # does; then the grid-aligned ranges catch a norm clip's last-ulp
+        # overshoot, so that |m| < 2^36 holds
+        np.clip(_clip_features(X, layout.domain), layout.lo, layout.hi, out=Zx)
+    if layout.scale is not None:
+        np.multiply(Z, layout.scale, out=Z)
+    else:  # per-column exponents (or a bound beyond float64's scale range)
+        np.ldexp(Z, layout.shift, out=Z)
+    if layout.fit_intercept:
+        Z[:, d] = 2.0**-_LIMB  # m = 1: t = 0, l = 1
+    beta = np.clip(beta, layout.beta_lo, layout.beta_hi)
+    np.ldexp(beta, _LIMB - layout.beta_exponent, out=Z[:, p:])
+
+
+def _split_limbs(Z, T, U):
+    """``Z`` (in units of ``2^(E - 18)``) -> ``T = t``, ``Z = l``, ``U = t + l``."""
+    np.trunc(Z, out=T)
+    np.subtract(Z, T, out=Z)  # exact: same sign, |Z - T| < 1
+    np.multiply(Z, 2.0**_LIMB, out=Z)
+    np.trunc(Z, out=Z)
+    np.add(T, Z, out=U)
+
+
+class _Accumulator:
+    """Exact sums of ``Z^T Z``: float64 Gram blocks of at most 2^15 rows, then
+    base-2^18 int64 digits."""
+
+    def __init__(self, q):
+        self.levels = np.zeros((_LEVELS, q, q), np.int64)
+        self.grams = np.zeros((3, q, q))  # T^T T, L^T L, U^T U
+        self.rows = 0
+
+    def add(self, T, L, U):
+        if self.rows + T.shape[0] > _BLOCK_ROWS:
+            self.flush()
+        self.rows += T.shape[0]
+        for gram, limb in zip(self.grams, (T, L, U)):
+            gram += limb.T @ limb  # exact: integer partial sums below 2^53
+
+    def flush(self):
+        if not np.all(np.isfinite(self.grams)):
+            raise ValueError("X and y must be finite (NaN or infinity found).")
+        tt, ll, uu = self.grams.astype(np.int64)
+        self.levels[0] += ll
+        self.levels[1] += uu - tt - ll
+        self.levels[2] += tt
+        _carry(self.levels)
+        self.grams[:] = 0.0
+        self.rows = 0
 
 
 def _carry(levels):
-    """Normalize digits to [0, 2^18) (the top one keeps the sign and the rest)."""
-    levels = levels.copy()
+    """Normalize digits in place to [0, 2^18) (the top one keeps the sign and
+    the rest)."""
     for s in range(_LEVELS - 1):
         carry = levels[s] >> _LIMB  # arithmetic shift: floor division
         levels[s] -= carry << _LIMB
@@ -139,15 +289,30 @@ def _carry(levels):
     return levels
 
 
-def _exact_to_float(levels, exponents):
-    """The float64 nearest to each exact sum (grid units scaled back)."""
-    total = levels[0].astype(object)
-    for s in range(1, _LEVELS):
-        total = total + levels[s].astype(object) * (1 << (_LIMB * s))
-    # int -> float is correctly rounded; the power-of-two scaling is exact
-    values = np.array([float(v) for v in total.ravel()]).reshape(total.shape)
-    scale = exponents[:, None] + exponents[None, :] - 106
-    return np.ldexp(values, scale)
+def _rounded(value, exponent):
+    """The float64 nearest to ``value * 2^exponent`` (Python ints; exact rounding)."""
+    try:
+        if exponent >= 0:
+            return float(value << exponent)
+        return value / (1 << -exponent)  # int / int is correctly rounded
+    except OverflowError:
+        return math.copysign(math.inf, value)
+
+
+def _exact_to_float(levels, units):
+    """The float64 nearest to each exact sum times its units."""
+    total = levels[-1].astype(object)
+    for s in range(_LEVELS - 2, -1, -1):
+        total = (total << _LIMB) + levels[s].astype(object)
+    q = total.shape[0]
+    out = np.empty((q, q))
+    for j in range(q):
+        num_j, exp_j = units[j]
+        for k in range(j, q):
+            num_k, exp_k = units[k]
+            value = _rounded(int(total[j, k]) * num_j * num_k, exp_j + exp_k)
+            out[j, k] = out[k, j] = value
+    return out
 
 
 def fingerprint_items(objective, domain, **extra):
@@ -162,6 +327,11 @@ def fingerprint_items(objective, domain, **extra):
             return v
         if isinstance(v, np.generic):
             return v.item()
+        if isinstance(v, np.ndarray) and v.dtype.kind in "biuf":
+            return tuple(v.ravel().tolist())  # numbers: Python scalars at once
+        if isinstance(v, list) and all(isinstance(u, np.ndarray) for u in v):
+            if len({u.shape for u in v}) == 1:  # e.g. [lower, upper]
+                return sum((plain(u) for u in v), ())
         return tuple(plain(u) for u in np.asarray(v, dtype=object).ravel())
 
     items = [
@@ -220,8 +390,10 @@ class FMStatistics:
     split of the rows, merged in any order, equal those of all rows bit for bit,
     and ``fit_statistics`` on them gives exactly the model ``fit`` gives on all
     rows with the same ``random_state``. The one rounding is of each clipped
-    value to the grid ``2^(E_j - 53)`` with ``2^(E_j - 1) < M_j <= 2^E_j`` the
-    declared bound of its column: at most half an ulp of ``M_j``.
+    value toward zero to the grid ``2^(E_j - 36)`` with
+    ``2^(E_j - 1) <= M_j < 2^E_j`` the declared bound of its column: less than
+    ``2^-35 M_j``, inside the declared domain (the guarantee is unchanged).
+    Statistics merge only with statistics of the same scheme (the same skdp).
 
     Examples
     --------
@@ -237,9 +409,10 @@ class FMStatistics:
     (100, (4, 4))
     """
 
-    def __init__(self, levels, exponents, n, *, n_coef, kappa, items):
+    def __init__(self, levels, units, n, *, n_coef, kappa, items):
+        self._scheme = _SCHEME
         self._levels = levels
-        self._exponents = exponents
+        self._units = tuple(units)
         self._n = int(n)
         self._n_coef = int(n_coef)
         self._kappa = float(kappa)
@@ -269,8 +442,13 @@ class FMStatistics:
         return hashlib.sha256(repr(self._items).encode()).hexdigest()[:16]
 
     def _gram(self):
+        if getattr(self, "_scheme", None) != _SCHEME:  # pickled by another skdp
+            raise ValueError(
+                "These FMStatistics were computed by another version of skdp (a "
+                "different exact-sum scheme); compute them again with this one."
+            )
         if self._float_gram is None:
-            self._float_gram = _exact_to_float(self._levels, self._exponents)
+            self._float_gram = _exact_to_float(self._levels, self._units)
         return self._float_gram.copy()
 
     @property
@@ -290,6 +468,11 @@ class FMStatistics:
             raise TypeError(
                 f"can only merge FMStatistics with FMStatistics, got "
                 f"{type(other).__name__}."
+            )
+        if getattr(self, "_scheme", None) != getattr(other, "_scheme", None):
+            raise ValueError(
+                "Cannot merge FMStatistics computed by different versions of skdp "
+                "(different exact-sum schemes); compute them again with one."
             )
         if self._items != other._items:
             mine, theirs = dict(self._items), dict(other._items)
@@ -312,7 +495,7 @@ class FMStatistics:
         self._check_mergeable(other)
         return FMStatistics(
             _carry(self._levels + other._levels),
-            self._exponents,
+            self._units,
             self._n + other._n,
             n_coef=self._n_coef,
             kappa=self._kappa,
@@ -329,6 +512,8 @@ class FMStatistics:
             return NotImplemented
         return (
             self._items == other._items
+            and getattr(self, "_scheme", None) == getattr(other, "_scheme", None)
+            and self._units == other._units
             and self._n == other._n
             and np.array_equal(self._levels, other._levels)
         )
@@ -360,36 +545,27 @@ def compute_statistics(X, y, objective, domain, *, items=None):
     kappa, beta = objective_constants(objective)
     X = np.asarray(X)
     y = np.asarray(y)
-    n, d = X.shape
+    n = X.shape[0]
     n_targets = 1 if y.ndim == 1 else y.shape[1]
-    exponents = _exponents(objective, domain, n_targets)
-    q = exponents.size
-    levels = np.zeros((_LEVELS, q, q), np.int64)
-    rows = max(1, min(_MAX_ROWS, n, _CHUNK_BYTES // (8 * _N_LIMBS * q)))
-    with np.errstate(over="ignore"):  # inf: _limb_gram then uses ldexp
-        scale = np.ldexp(1.0, 53 - exponents)
-    Z = np.empty((rows, q))
-    L = np.empty((rows, _N_LIMBS * q))
-    p = domain.n_coef
-    # one BLAS thread (as sklearn's KMeans does): tall-skinny Gram products gain
-    # little from threads, and oversubscribed OpenBLAS threads spin
-    with threadpool_limits(limits=1, user_api="blas"):
-        for start in range(0, n, rows):
-            Xc, yc = clip_to_domain(
-                X[start : start + rows], y[start : start + rows], objective, domain
-            )
-            r = Xc.shape[0]
-            Zc = Z[:r]
-            Zc[:, :d] = Xc
-            if domain.fit_intercept:
-                Zc[:, d] = domain.intercept_scaling
-            Zc[:, p:] = beta(yc).reshape(r, n_targets)
-            levels = _carry(levels + _limb_gram(Zc, scale, exponents, L))
+    layout = _Layout(objective, domain, n_targets)
+    acc = _Accumulator(layout.q)
+    rows = max(1, min(_BLOCK_ROWS, n, _CHUNK_BYTES // (8 * layout.q)))
+    # zeros: the columns written after the scaling never hold stale garbage
+    Z, T, U = (np.zeros((rows, layout.q)) for _ in range(3))
+    for start in range(0, n, rows):
+        stop = min(start + rows, n)
+        r = stop - start
+        Zc, Tc, Uc = Z[:r], T[:r], U[:r]
+        labels = beta(_clip_labels(y[start:stop], objective, domain))
+        _fill_chunk(Zc, X[start:stop], labels.reshape(r, n_targets), layout)
+        _split_limbs(Zc, Tc, Uc)
+        acc.add(Tc, Zc, Uc)
+    acc.flush()
     if items is None:
         items = fingerprint_items(objective, domain)
     return FMStatistics(
-        levels,
-        exponents,
+        acc.levels,
+        layout.units,
         n,
         n_coef=domain.n_coef,
         kappa=kappa,

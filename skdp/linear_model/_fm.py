@@ -25,6 +25,13 @@ from skdp.utils.sklearn_compat import (
 __all__ = ["FMStatistics"]
 
 
+def _all_finite(a):
+    """No NaN or infinity in a numeric array (the sum is finite for most)."""
+    if a.dtype.kind != "f" or np.isfinite(a.sum()):
+        return True
+    return bool(np.isfinite(a).all())  # a finite array whose sum overflowed
+
+
 class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator):
     """The three steps (statistics, release, solve) and their drivers."""
 
@@ -66,20 +73,45 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
             return dask_statistics(self, X, y)
         names = get_feature_names(X)
         names = None if names is None else tuple(names.tolist())
-        X, y = check_X_y(
+        X, y = self._statistics_rows(X, y)
+        domain = self._declared_domain(X.shape[1])
+        return self._block_statistics(
+            X, y, domain, self._fingerprint_items(domain, names)
+        )
+
+    def _statistics_rows(self, X, y):
+        """``(X, y)`` validated for :meth:`statistics`.
+
+        NumPy arrays of numbers are checked where they are (no copy: the
+        statistics read any numeric dtype exactly); anything else, and any
+        failed check, goes through scikit-learn's ``check_X_y`` (its errors).
+        """
+        numeric = "biuf"
+        if (
+            type(X) is np.ndarray
+            and type(y) is np.ndarray
+            and X.ndim == 2
+            and y.ndim == 1
+            and X.shape[0] == y.shape[0]
+            and X.shape[1] >= 1
+            and X.dtype.kind in numeric
+            and y.dtype.kind in numeric
+            and _all_finite(X)
+            and _all_finite(y)
+        ):
+            return X, y
+        return check_X_y(
             X,
             y,
             dtype=np.float64,
             y_numeric=self._objective == "squared",
             ensure_min_samples=0,
         )
-        domain = self._declared_domain(X.shape[1])
+
+    def _block_statistics(self, X, y, domain, items):
+        """:class:`FMStatistics` of validated rows for a resolved domain."""
         return compute_statistics(
-            X,
-            self._labels_for_statistics(y),
-            self._objective,
-            domain,
-            items=self._fingerprint_items(domain, names),
+            X, self._labels_for_statistics(y), self._objective, domain, items=items
         )
 
     @fit_context(prefer_skip_nested_validation=True)
