@@ -154,8 +154,18 @@ def _exponent(bound):
 
 def _on_grid(values, exponents, direction):
     """``values`` moved to the grid ``2^(E - 36)``: ``np.floor`` or ``np.ceil``."""
-    shift = np.asarray(exponents) - _GRID
+    shift = exponents - _GRID
     return np.ldexp(direction(np.ldexp(values, -shift)), shift)
+
+
+def _uniform(values):
+    """``values[0]`` if all are equal, else ``values``.
+
+    One scalar per clip and scale is faster (numpy's broadcast loops over short
+    rows are slow). ``values[0]`` is an ``np.float64``, not a float: a Python
+    float would let numpy clip float32 input in float32.
+    """
+    return values[0] if values.size and (values == values[0]).all() else values
 
 
 class _Layout:
@@ -167,55 +177,49 @@ class _Layout:
     def __init__(self, objective, domain, n_targets):
         d = domain.n_features
         self.d, self.p, self.q = d, domain.n_coef, domain.n_coef + n_targets
-        self.fit_intercept = domain.fit_intercept
-        # E with 2^(E - 1) <= M < 2^E (0 for a zero bound)
-        self.feature_exponents = np.frexp(domain._m)[1].astype(np.int64)
-        self.beta_exponent = _exponent(beta_bound(objective, domain))
-        # the grid-aligned ranges: each end moved inwards to the grid
+        self.domain, self.fit_intercept = domain, domain.fit_intercept
+        # the fast path: the box (and the public shift) only
+        self.box_only = domain.data_norm is None and domain.max_nonzero is None
+        E = np.frexp(domain._m)[1].astype(np.int64)  # 2^(E-1) <= M < 2^E, or 0
+        Eb = _exponent(beta_bound(objective, domain))
+        # the ranges with both ends moved inwards to the grid
         lo, hi = domain.feature_intervals
-        self.lo = _on_grid(lo, self.feature_exponents, np.ceil)
-        self.hi = _on_grid(hi, self.feature_exponents, np.floor)
-        if objective == "squared":
-            b_lo, b_hi = (-2.0 * v for v in domain.y_bounds[::-1])
-        else:  # the values of beta lie in a range that contains 0
+        self.lo, self.hi = _on_grid(lo, E, np.ceil), _on_grid(hi, E, np.floor)
+        if objective == "squared":  # beta = -2 y with y in y_bounds
+            b_lo, b_hi = -2.0 * domain.y_bounds[1], -2.0 * domain.y_bounds[0]
+        else:  # beta's values lie in a range that contains 0
             b_lo, b_hi = -np.inf, np.inf
-        self.beta_lo = np.float64(_on_grid(b_lo, self.beta_exponent, np.ceil))
-        self.beta_hi = np.float64(_on_grid(b_hi, self.beta_exponent, np.floor))
-        empty = np.flatnonzero(self.lo > self.hi)
-        if empty.size or self.beta_lo > self.beta_hi:
+        self.beta_lo = _on_grid(np.float64(b_lo), Eb, np.ceil)
+        self.beta_hi = _on_grid(np.float64(b_hi), Eb, np.floor)
+        if not (self.lo <= self.hi).all() or self.beta_lo > self.beta_hi:
+            empty = np.flatnonzero(~(self.lo <= self.hi))
             where = f"feature {empty[0]}" if empty.size else "the label term"
             raise ValueError(
                 f"The declared range of {where} holds no point of the statistics' "
                 "grid (2^-36 of its bound): a range that excludes 0 must be wider "
                 "than that."
             )
-        # one scalar per clip and scale when the features share them (the
-        # common case): numpy's broadcast loops over short rows are slower
-        self.lo = _scalar_if_uniform(self.lo)
-        self.hi = _scalar_if_uniform(self.hi)
-        shift = _LIMB - self.feature_exponents  # z'' = z 2^(18 - E)
-        self.scale = None
-        if shift.size and np.all(shift == shift[0]) and abs(int(shift[0])) <= 1000:
-            self.scale = math.ldexp(1.0, int(shift[0]))
+        self.lo, self.hi = _uniform(self.lo), _uniform(self.hi)
+        self.beta_shift = _LIMB - Eb
+        # z'' = z 2^(18 - E): one scalar unless the exponents differ (or the
+        # scale is beyond float64's range: then ldexp, column by column)
         self.shift = np.zeros(self.q, np.int64)
-        self.shift[:d] = shift
-        # the fast path: no norm, no sparsity bound, only the box (and shift)
-        self.box_only = domain.data_norm is None and domain.max_nonzero is None
-        self.x_offset = domain.x_offset
-        self.domain = domain
-        # the unit of each column's integers: (odd or zero integer, exponent)
-        units = [(1, int(e) - _GRID) for e in self.feature_exponents]
+        self.shift[:d] = _LIMB - E
+        first = _uniform(self.shift[:d])
+        self.scale = None
+        if np.ndim(first) == 0 and abs(int(first)) <= 1000:
+            self.scale = math.ldexp(1.0, int(first))
+        # each column's unit: (integer, exponent); all but the intercept's are
+        # powers of two, the intercept column holds m = 1 in units of s
+        exponents = (E - _GRID).tolist()
+        nums = [1] * d
         if domain.fit_intercept:
             num, den = float(domain.intercept_scaling).as_integer_ratio()
-            units.append((num, -(den.bit_length() - 1)))
-        units += [(1, self.beta_exponent - _GRID)] * n_targets
-        self.units = tuple(units)
-
-
-def _scalar_if_uniform(values):
-    # np.float64, not float: a Python float would let numpy clip float32 input
-    # in float32 (bounds rounded to float32)
-    return values[0] if values.size and np.all(values == values[0]) else values
+            exponents.append(1 - den.bit_length())
+            nums.append(num)
+        exponents += [Eb - _GRID] * n_targets
+        nums += [1] * n_targets
+        self.units = tuple(zip(nums, exponents))
 
 
 def _fill_chunk(Z, X, beta, layout):
@@ -223,8 +227,8 @@ def _fill_chunk(Z, X, beta, layout):
     d, p = layout.d, layout.p
     Zx = Z[:, :d]
     if layout.box_only:
-        if layout.x_offset is not None:
-            np.subtract(X, layout.x_offset, out=Zx)
+        if layout.domain.x_offset is not None:
+            np.subtract(X, layout.domain.x_offset, out=Zx)
             X = Zx
         np.clip(X, layout.lo, layout.hi, out=Zx)
     else:
@@ -234,16 +238,17 @@ def _fill_chunk(Z, X, beta, layout):
         np.clip(_clip_features(X, layout.domain), layout.lo, layout.hi, out=Zx)
     if layout.scale is not None:
         np.multiply(Z, layout.scale, out=Z)
-    else:  # per-column exponents (or a bound beyond float64's scale range)
+    else:
         np.ldexp(Z, layout.shift, out=Z)
     if layout.fit_intercept:
         Z[:, d] = 2.0**-_LIMB  # m = 1: t = 0, l = 1
     beta = np.clip(beta, layout.beta_lo, layout.beta_hi)
-    np.ldexp(beta, _LIMB - layout.beta_exponent, out=Z[:, p:])
+    np.ldexp(beta, layout.beta_shift, out=Z[:, p:])
 
 
-def _split_limbs(Z, T, U):
-    """``Z`` (in units of ``2^(E - 18)``) -> ``T = t``, ``Z = l``, ``U = t + l``."""
+def _split_limbs(W):
+    """``W[1] = z''`` (in units of ``2^(E - 18)``) -> ``W = (t, l, t + l)``."""
+    T, Z, U = W
     np.trunc(Z, out=T)
     np.subtract(Z, T, out=Z)  # exact: same sign, |Z - T| < 1
     np.multiply(Z, 2.0**_LIMB, out=Z)
@@ -260,22 +265,29 @@ class _Accumulator:
         self.grams = np.zeros((3, q, q))  # T^T T, L^T L, U^T U
         self.rows = 0
 
-    def add(self, T, L, U):
-        if self.rows + T.shape[0] > _BLOCK_ROWS:
+    def add(self, W):
+        """Add the Gram matrices of the limbs ``W = (T, L, U)`` of some rows."""
+        rows = W.shape[1]
+        if self.rows + rows > _BLOCK_ROWS:
             self.flush()
-        self.rows += T.shape[0]
-        for gram, limb in zip(self.grams, (T, L, U)):
-            gram += limb.T @ limb  # exact: integer partial sums below 2^53
+        self.rows += rows
+        # exact: integer partial sums below 2^53
+        if rows <= 64:  # one batched call; numpy's per-call cost dominates
+            self.grams += np.matmul(W.transpose(0, 2, 1), W)
+        else:  # X^T X is BLAS syrk: half the flops of a batched product
+            for gram, limb in zip(self.grams, W):
+                gram += limb.T @ limb
 
     def flush(self):
-        if not np.all(np.isfinite(self.grams)):
+        """Move the float sums into the integer digits."""
+        if not np.isfinite(self.grams.sum()):
             raise ValueError("X and y must be finite (NaN or infinity found).")
         tt, ll, uu = self.grams.astype(np.int64)
-        self.levels[0] += ll
-        self.levels[1] += uu - tt - ll
-        self.levels[2] += tt
+        uu -= tt
+        uu -= ll
+        self.levels[:3] += (ll, uu, tt)
         _carry(self.levels)
-        self.grams[:] = 0.0
+        self.grams.fill(0.0)
         self.rows = 0
 
 
@@ -284,7 +296,7 @@ def _carry(levels):
     the rest)."""
     for s in range(_LEVELS - 1):
         carry = levels[s] >> _LIMB  # arithmetic shift: floor division
-        levels[s] -= carry << _LIMB
+        levels[s] &= (1 << _LIMB) - 1  # two's complement: levels[s] - carry 2^18
         levels[s + 1] += carry
     return levels
 
@@ -296,7 +308,7 @@ def _rounded(value, exponent):
             return float(value << exponent)
         return value / (1 << -exponent)  # int / int is correctly rounded
     except OverflowError:
-        return math.copysign(math.inf, value)
+        return math.inf if value > 0 else -math.inf
 
 
 def _exact_to_float(levels, units):
@@ -550,16 +562,16 @@ def compute_statistics(X, y, objective, domain, *, items=None):
     layout = _Layout(objective, domain, n_targets)
     acc = _Accumulator(layout.q)
     rows = max(1, min(_BLOCK_ROWS, n, _CHUNK_BYTES // (8 * layout.q)))
-    # zeros: the columns written after the scaling never hold stale garbage
-    Z, T, U = (np.zeros((rows, layout.q)) for _ in range(3))
+    # the limbs (t, l, t + l) of a chunk; W[1] first holds the scaled rows.
+    # Zeros: the columns written after the scaling never hold stale garbage.
+    W = np.zeros((3, rows, layout.q))
     for start in range(0, n, rows):
         stop = min(start + rows, n)
-        r = stop - start
-        Zc, Tc, Uc = Z[:r], T[:r], U[:r]
+        Wc = W[:, : stop - start]
         labels = beta(_clip_labels(y[start:stop], objective, domain))
-        _fill_chunk(Zc, X[start:stop], labels.reshape(r, n_targets), layout)
-        _split_limbs(Zc, Tc, Uc)
-        acc.add(Tc, Zc, Uc)
+        _fill_chunk(Wc[1], X[start:stop], labels.reshape(-1, n_targets), layout)
+        _split_limbs(Wc)
+        acc.add(Wc)
     acc.flush()
     if items is None:
         items = fingerprint_items(objective, domain)

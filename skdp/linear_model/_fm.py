@@ -71,7 +71,7 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
         self._validate_params()
         if is_dask_collection(X) or is_dask_collection(y):
             return dask_statistics(self, X, y)
-        names = get_feature_names(X)
+        names = None if type(X) is np.ndarray else get_feature_names(X)
         names = None if names is None else tuple(names.tolist())
         X, y = self._statistics_rows(X, y)
         domain = self._declared_domain(X.shape[1])
