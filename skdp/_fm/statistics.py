@@ -44,11 +44,12 @@ domain, ``|z_j| <= M_j`` with ``2^(E_j - 1) <= M_j < 2^E_j``; its grid is
    exactly representable, so the float results are the exact integer sums.
 4. **Integer accumulation.** After each block of ``2^15`` rows the three sums
    are converted to int64 (exact) and added into base-``2^18`` digits (digit 0:
-   ``L^T L``, 1: ``U^T U - T^T T - L^T L``, 2: ``T^T T``), then carried: digits
-   0 to 3 in ``[0, 2^18)``, digit 4 signed. Since ``|sum m_j m_k| < n 2^72``,
-   digit 4 stays below ``n + 1``: no overflow for fewer than ``2^62`` rows.
-   Merging adds digits and carries: integer addition, associative and
-   commutative.
+   ``L^T L``, 1: ``U^T U - T^T T - L^T L``, 2: ``T^T T``). A carry brings
+   digits 0 to 3 into ``[0, 2^18)`` and leaves the sign and the rest in digit 4,
+   which stays at most ``n + 1`` since ``|sum m_j m_k| < n 2^72``; carrying
+   every 128 blocks and at every merge keeps every digit below ``2^62`` (see
+   ``_Accumulator``): no overflow for fewer than ``2^61`` rows. Merging adds
+   digits and carries: integer addition, associative and commutative.
 5. **Reading** ``A`` or ``b`` converts each exact sum times its units
    (``g_j g_k``, or ``s`` for the intercept) to the nearest float64, once
    (Python integers: correctly rounded).
@@ -93,6 +94,7 @@ _LIMB = 18  # bits per limb
 _GRID = 2 * _LIMB  # grid bits relative to each column's power-of-two bound
 _BLOCK_ROWS = 2**15  # rows whose limb products (< 2^38 each) sum exactly in float64
 _LEVELS = 5  # base-2^18 digits of the exact sums (the top one signed)
+_CARRY_EVERY = 128  # flushes between carries (see _Accumulator)
 _SCHEME = "2x18-bit limbs, 36-bit grid, truncation toward zero"
 # memory of one chunk buffer: the chunk's passes stay in the CPU cache, and the
 # per-chunk Python overhead stays small next to its BLAS work (measured in
@@ -158,20 +160,26 @@ def _on_grid(values, exponents, direction):
     return np.ldexp(direction(np.ldexp(values, -shift)), shift)
 
 
-def _uniform(values):
-    """``values[0]`` if all are equal, else ``values``.
+def _scalar_on_grid(value, exponent, direction):
+    """:func:`_on_grid` of one value (``math.floor`` or ``math.ceil``)."""
+    if not math.isfinite(value):
+        return np.float64(value)
+    shift = exponent - _GRID
+    return np.float64(math.ldexp(direction(math.ldexp(value, -shift)), shift))
 
-    One scalar per clip and scale is faster (numpy's broadcast loops over short
-    rows are slow). ``values[0]`` is an ``np.float64``, not a float: a Python
-    float would let numpy clip float32 input in float32.
-    """
-    return values[0] if values.size and (values == values[0]).all() else values
+
+def _same(*arrays):
+    """True if each array's entries are all equal (and there is at least one)."""
+    return all(a.size and a.min() == a.max() for a in arrays)
 
 
 class _Layout:
     """Columns of ``Z = [X, s 1, beta(y)]``: grids, ranges and units.
 
     Everything here depends on the objective and the declared domain only.
+    Clip bounds and scales are ``np.float64`` scalars where every feature
+    shares them (the common case: numpy's broadcast loops over short rows are
+    slower), never Python floats (numpy would clip float32 input in float32).
     """
 
     def __init__(self, objective, domain, n_targets):
@@ -180,38 +188,46 @@ class _Layout:
         self.domain, self.fit_intercept = domain, domain.fit_intercept
         # the fast path: the box (and the public shift) only
         self.box_only = domain.data_norm is None and domain.max_nonzero is None
-        E = np.frexp(domain._m)[1].astype(np.int64)  # 2^(E-1) <= M < 2^E, or 0
-        Eb = _exponent(beta_bound(objective, domain))
-        # the ranges with both ends moved inwards to the grid
+        # E with 2^(E - 1) <= M < 2^E (0 for a zero bound); the ranges with both
+        # ends moved inwards to the grid 2^(E - 36)
         lo, hi = domain.feature_intervals
-        self.lo, self.hi = _on_grid(lo, E, np.ceil), _on_grid(hi, E, np.floor)
+        # z'' = z 2^(18 - E): one scalar, or ldexp column by column (shift)
+        self.scale = self.shift = None
+        if _same(domain._m, lo, hi):
+            E = _exponent(float(domain._m[0]))
+            self.lo = _scalar_on_grid(float(lo[0]), E, math.ceil)
+            self.hi = _scalar_on_grid(float(hi[0]), E, math.floor)
+            empty = [0] if self.lo > self.hi else []
+            exponents = [E - _GRID] * d
+            if abs(_LIMB - E) <= 1000:
+                self.scale = math.ldexp(1.0, _LIMB - E)
+            else:
+                E = np.full(d, E)
+        else:
+            E = np.frexp(domain._m)[1].astype(np.int64)
+            self.lo, self.hi = _on_grid(lo, E, np.ceil), _on_grid(hi, E, np.floor)
+            empty = np.flatnonzero(~(self.lo <= self.hi))
+            exponents = (E - _GRID).tolist()
+        if self.scale is None:
+            self.shift = np.zeros(self.q, np.int64)
+            self.shift[:d] = _LIMB - E
+        Eb = _exponent(beta_bound(objective, domain))
         if objective == "squared":  # beta = -2 y with y in y_bounds
             b_lo, b_hi = -2.0 * domain.y_bounds[1], -2.0 * domain.y_bounds[0]
         else:  # beta's values lie in a range that contains 0
-            b_lo, b_hi = -np.inf, np.inf
-        self.beta_lo = _on_grid(np.float64(b_lo), Eb, np.ceil)
-        self.beta_hi = _on_grid(np.float64(b_hi), Eb, np.floor)
-        if not (self.lo <= self.hi).all() or self.beta_lo > self.beta_hi:
-            empty = np.flatnonzero(~(self.lo <= self.hi))
-            where = f"feature {empty[0]}" if empty.size else "the label term"
+            b_lo, b_hi = -math.inf, math.inf
+        self.beta_lo = _scalar_on_grid(b_lo, Eb, math.ceil)
+        self.beta_hi = _scalar_on_grid(b_hi, Eb, math.floor)
+        self.beta_shift = _LIMB - Eb
+        if len(empty) or self.beta_lo > self.beta_hi:
+            where = f"feature {empty[0]}" if len(empty) else "the label term"
             raise ValueError(
                 f"The declared range of {where} holds no point of the statistics' "
-                "grid (2^-36 of its bound): a range that excludes 0 must be wider "
-                "than that."
+                "grid (2^-36 of its bound): a range that excludes 0 must contain "
+                "one."
             )
-        self.lo, self.hi = _uniform(self.lo), _uniform(self.hi)
-        self.beta_shift = _LIMB - Eb
-        # z'' = z 2^(18 - E): one scalar unless the exponents differ (or the
-        # scale is beyond float64's range: then ldexp, column by column)
-        self.shift = np.zeros(self.q, np.int64)
-        self.shift[:d] = _LIMB - E
-        first = _uniform(self.shift[:d])
-        self.scale = None
-        if np.ndim(first) == 0 and abs(int(first)) <= 1000:
-            self.scale = math.ldexp(1.0, int(first))
         # each column's unit: (integer, exponent); all but the intercept's are
         # powers of two, the intercept column holds m = 1 in units of s
-        exponents = (E - _GRID).tolist()
         nums = [1] * d
         if domain.fit_intercept:
             num, den = float(domain.intercept_scaling).as_integer_ratio()
@@ -258,12 +274,21 @@ def _split_limbs(W):
 
 class _Accumulator:
     """Exact sums of ``Z^T Z``: float64 Gram blocks of at most 2^15 rows, then
-    base-2^18 int64 digits."""
+    base-2^18 int64 digits.
+
+    A flush adds less than ``2^54`` to digits 0 to 2 (``|U^T U - T^T T - L^T
+    L| < 2^53 + 2^52``), so the digits are carried only every ``_CARRY_EVERY``
+    = 128 flushes (and by every merge): digits 0 to 2 stay below ``2^61 +
+    2^18`` in magnitude, digit 3 below ``2^18``, digit 4 at most ``n + 1``, and
+    the sum of two such digit arrays fits in int64 (for fewer than ``2^61``
+    rows).
+    """
 
     def __init__(self, q):
         self.levels = np.zeros((_LEVELS, q, q), np.int64)
         self.grams = np.zeros((3, q, q))  # T^T T, L^T L, U^T U
         self.rows = 0
+        self.flushes = 0
 
     def add(self, W):
         """Add the Gram matrices of the limbs ``W = (T, L, U)`` of some rows."""
@@ -280,15 +305,19 @@ class _Accumulator:
 
     def flush(self):
         """Move the float sums into the integer digits."""
-        if not np.isfinite(self.grams.sum()):
+        if not math.isfinite(self.grams.sum()):
             raise ValueError("X and y must be finite (NaN or infinity found).")
         tt, ll, uu = self.grams.astype(np.int64)
         uu -= tt
-        uu -= ll
-        self.levels[:3] += (ll, uu, tt)
-        _carry(self.levels)
+        uu -= ll  # the cross term, digit 1
+        self.levels[0] += ll
+        self.levels[1] += uu
+        self.levels[2] += tt
         self.grams.fill(0.0)
         self.rows = 0
+        self.flushes += 1
+        if self.flushes % _CARRY_EVERY == 0:
+            _carry(self.levels)
 
 
 def _carry(levels):
@@ -527,7 +556,9 @@ class FMStatistics:
             and getattr(self, "_scheme", None) == getattr(other, "_scheme", None)
             and self._units == other._units
             and self._n == other._n
-            and np.array_equal(self._levels, other._levels)
+            and np.array_equal(
+                _carry(self._levels.copy()), _carry(other._levels.copy())
+            )
         )
 
     __hash__ = None

@@ -1,6 +1,8 @@
 """The functional mechanism's three steps and their drivers, shared by
 FMLinearRegression and FMLogisticRegression."""
 
+import functools
+
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_X_y
@@ -23,6 +25,33 @@ from skdp.utils.sklearn_compat import (
 )
 
 __all__ = ["FMStatistics"]
+
+
+# validated parameters -> declared domains of the calls to statistics(): a
+# statistics() call on a small block would otherwise spend most of its time
+# validating the same parameters and resolving the same domain again. Keyed by
+# the parameters' values (arrays by their bytes), so a changed parameter is a
+# new key; the domain depends on nothing else.
+_DOMAINS = {}
+_DOMAINS_SIZE = 16
+
+
+@functools.cache
+def _parameter_names(cls):
+    return tuple(cls._get_param_names())
+
+
+def _value_key(value):
+    """A hashable stand-in equal for equal parameter values."""
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.dtype.str, value.shape, value.tobytes())
+    if isinstance(value, list | tuple):
+        return (type(value).__name__, tuple(_value_key(v) for v in value))
+    try:
+        hash(value)
+    except TypeError:
+        return ("object", id(value))  # never equal to another object's key
+    return (type(value).__name__, value)
 
 
 def _all_finite(a):
@@ -68,13 +97,22 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
             classification): inferring it per block would leak it and depend on
             how the rows were split.
         """
-        self._validate_params()
+        key = (type(self),) + tuple(
+            _value_key(getattr(self, name)) for name in _parameter_names(type(self))
+        )
+        if key not in _DOMAINS:
+            self._validate_params()
         if is_dask_collection(X) or is_dask_collection(y):
             return dask_statistics(self, X, y)
         names = None if type(X) is np.ndarray else get_feature_names(X)
         names = None if names is None else tuple(names.tolist())
         X, y = self._statistics_rows(X, y)
-        domain = self._declared_domain(X.shape[1])
+        domain = _DOMAINS.setdefault(key, {}).get(X.shape[1])
+        if domain is None:
+            domain = self._declared_domain(X.shape[1])
+            if len(_DOMAINS) > _DOMAINS_SIZE:
+                _DOMAINS.clear()
+            _DOMAINS.setdefault(key, {})[X.shape[1]] = domain
         return self._block_statistics(
             X, y, domain, self._fingerprint_items(domain, names)
         )

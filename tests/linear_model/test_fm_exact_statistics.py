@@ -92,10 +92,18 @@ def test_chunk_and_block_sizes_do_not_change_the_digits(monkeypatch):
     y = np.linspace(-1, 1, 3000)
     dom = DataDomain(4, data_norm=1.5, y_bounds=(-1, 1), fit_intercept=True)
     reference = compute_statistics(X, y, "squared", dom)
-    for chunk_bytes, block in [(8, BLOCK), (8 * 7 * 6, 64), (2**14, 2**10)]:
+    # chunks of 1 row, 7 rows, 341 rows; float blocks; carries every k flushes
+    for chunk_bytes, block, carry in [
+        (8, BLOCK, 128),
+        (8 * 7 * 6, 64, 1),
+        (2**14, 2**10, 3),
+    ]:
         monkeypatch.setattr(statistics, "_CHUNK_BYTES", chunk_bytes)
         monkeypatch.setattr(statistics, "_BLOCK_ROWS", block)
-        assert compute_statistics(X, y, "squared", dom) == reference
+        monkeypatch.setattr(statistics, "_CARRY_EVERY", carry)
+        stats = compute_statistics(X, y, "squared", dom)
+        assert stats == reference
+        np.testing.assert_array_equal(stats.A, reference.A)
 
 
 def test_negative_values_and_a_range_that_excludes_zero():
@@ -226,3 +234,25 @@ def test_statistics_of_another_scheme_are_refused():
         _ = old.A
     with pytest.raises(ValueError, match="different versions of skdp"):
         old + est.statistics(X, y)
+
+
+def test_statistics_follow_every_change_of_the_parameters():
+    # statistics() reuses the domain of equal parameter values (a cache keyed
+    # by value): a changed parameter, even an array changed in place, is seen
+    rng = np.random.default_rng(9)
+    X, y = rng.uniform(-1, 1, (50, 3)), rng.uniform(-1, 1, 50)
+    upper = np.ones(3)
+    est = FMLinearRegression(bounds_X=(-np.ones(3), upper), bounds_y=(-1, 1))
+    first = est.statistics(X, y)
+    upper[:] = 0.5
+    half = FMLinearRegression(bounds_X=(-np.ones(3), np.full(3, 0.5)), bounds_y=(-1, 1))
+    assert est.statistics(X, y) == half.statistics(X, y) != first
+    est.set_params(bounds_X=(-1, 1), data_norm=0.7)
+    norm = FMLinearRegression(bounds_X=(-1, 1), data_norm=0.7, bounds_y=(-1, 1))
+    assert est.statistics(X, y) == norm.statistics(X, y)
+    est.set_params(bounds_y=(-1, 1, 2))
+    with pytest.raises(TypeError, match="bounds_y"):
+        est.statistics(X, y)
+    est.set_params(bounds_y=(-1, 1), epsilon=-1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        est.statistics(X, y)
