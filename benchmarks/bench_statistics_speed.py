@@ -12,7 +12,8 @@ same run:
    (when diffprivlib imports: it needs scikit-learn < 1.7, so run this file
    from such a venv for its column), for n in {10^5, 10^6, 10^7} rows and d in
    {10, 50, 200} features uniform in [-1, 1], with one BLAS thread and with all
-   (``os.cpu_count()``). At n = 10^7 the rows never exist in memory at once:
+   (``os.cpu_count()``; only for cells with n d^2 <= 4e9, see
+   ``ALL_THREADS_MAX_WORK``). At n = 10^7 the rows never exist in memory at once:
    ``fit_chunks`` reads blocks of 100,000 rows (cycling over 4 generated
    blocks) and the floor sums ``X_c.T @ X_c`` over the same blocks; the two
    estimators that need all rows in memory are not run there.
@@ -56,6 +57,11 @@ DPL_VERSION, DPLLinearRegression, _, DPL_ERROR = optional_diffprivlib()
 CHUNK_ROWS = 100_000  # rows per block of the chunked fits
 POOL = 4  # distinct generated blocks the chunked fits cycle over
 TARGET = 4.0  # issue 24: FM fit at n = 10^6, d = 50, one thread <= 4x the floor
+# cells run with all BLAS threads only up to this n d^2: on a shared 2-core
+# machine two OpenBLAS threads cost 10-35x the CPU time of one (their barriers
+# spin while the other thread waits for a core), so larger cells would take
+# hours and add nothing the smaller ones do not show
+ALL_THREADS_MAX_WORK = 4e9
 
 
 def _data(n, d, seed=0):
@@ -145,6 +151,9 @@ def fit_times(quick):
     for n, chunked in cells:
         for d in dims:
             for threads in thread_settings:
+                if threads > 1 and n * d * d > ALL_THREADS_MAX_WORK:
+                    rows.append([f"{n:,}", d, threads] + ["not run (budget)"] * 6)
+                    continue
                 repeats = 1 if n >= 10_000_000 else 3
                 with threadpool_limits(limits=threads, user_api="blas"):
                     times = _cell(n, d, chunked, repeats)

@@ -30,6 +30,7 @@ ORDER = [
     "bench_vertical",
     "bench_accounting",
     "bench_federated",
+    "bench_statistics_speed",
 ]
 
 

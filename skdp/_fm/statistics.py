@@ -25,7 +25,8 @@ domain, ``|z_j| <= M_j`` with ``2^(E_j - 1) <= M_j < 2^E_j``; its grid is
    ``|z_j|``, a row norm or the number of non-zeros, and keeps every range
    that contains 0; with the inward-moved ends it keeps the others. The
    rounded rows therefore lie in the declared domain and the sensitivity holds
-   for them as derived (:mod:`skdp._fm.sensitivity`). The intercept column is
+   for them as derived (:mod:`skdp._fm.sensitivity`); the grid adds nothing to
+   the last-ulp rounding of the norm clip itself. The intercept column is
    exact: ``m = 1`` with unit ``s``.
 2. **Limbs.** ``m = 2^18 t + l`` with ``t = trunc(m / 2^18)``: ``t`` and ``l``
    are integers of ``m``'s sign with ``|t|, |l| <= 2^18 - 1``, and
@@ -54,23 +55,32 @@ domain, ``|z_j| <= M_j`` with ``2^(E_j - 1) <= M_j < 2^E_j``; its grid is
    (``g_j g_k``, or ``s`` for the intercept) to the nearest float64, once
    (Python integers: correctly rounded).
 
-Cost: three Gram matrices of ``q = d + 1 + n_targets`` columns (3x the flops of
-a float64 ``X^T X``) and about six passes over each chunk, which stays in the
-CPU cache. BLAS runs with the threads the user configured (no per-call thread
-limit).
+Cost: three Gram matrices of ``q = d + 1 + n_targets`` columns, three times
+the flops of a float64 ``Z^T Z`` (no exact scheme with a grid this fine does
+with fewer: two limbs are needed, and the products of two limbs span three
+symmetric forms), and seven elementwise passes over each chunk (clip, scale,
+five to split), which stays in the CPU cache. Blocks of ``2^15`` rows are the
+most the bound allows. BLAS runs with the threads the user configured (no
+thread limit per call; the Dask driver sets one per fit).
 
 What the grid changes
 ---------------------
-Each value moves by less than one grid unit, ``g_j <= 2^-35 M_j``, toward zero.
-An entry of ``A`` (``sum_i x_ij x_ik``) moves by less than
-``n 2^-34 M_j M_k`` (every row's error in the same direction, the worst case),
-i.e. ``2^-34`` (6e-11) relative to its largest possible value; randomly
-signed errors give about ``sqrt(n)`` times less. The noise the release adds to
-that entry has standard deviation at least ``sqrt(2) Delta / epsilon`` with
-``Delta >= 2 kappa M_j M_k`` (Laplace; Gaussian likewise), so even the worst
-case stays below 1% of the noise for ``n epsilon < 10^8`` and far below it in
-practice. The map (clip, then truncate to the grid) is public and data
-independent: it is part of the clipping, and the guarantee is unchanged.
+Each value moves toward zero by less than one grid unit,
+``g_j <= 2^-35 M_j``. An entry ``kappa sum_i x_ij x_ik`` of ``A`` moves by less
+than ``kappa n 2^-34 M_j M_k`` when every row's error has the same sign (the
+worst case), ``2^-34`` (6e-11) of its largest possible value; errors of mixed
+signs give about ``sqrt(n)`` times less. On a domain symmetric about 0 (what
+the estimators work in) that entry ranges over a width of at least
+``kappa M_j M_k``, a lower bound for both sensitivities, so the noise on it has
+standard deviation at least ``sqrt(2) kappa M_j M_k / epsilon`` (Laplace) or
+``kappa M_j M_k / sqrt(2 epsilon)`` (Gaussian, any ``delta < 1/2``): the worst
+case stays below 1% of the noise while ``n epsilon < 2 10^8`` (Laplace) or
+``n sqrt(epsilon) < 10^8`` (Gaussian), and far below it in practice (the
+sensitivities are sums over many entries). Without noise (``epsilon = inf``)
+``A`` and ``b`` move by at most ``2^-34`` relative, the coefficients by about
+the condition number of ``A`` times that. The map (clip, then truncate to the
+grid) is public and data independent: part of the clipping, so the guarantee
+is unchanged.
 """
 
 import hashlib
