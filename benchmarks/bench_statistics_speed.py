@@ -1,6 +1,6 @@
 """Speed of the exact FM statistics against a plain float64 X^T X (issue 24).
 
-The functional mechanism's statistics are exact sums (:mod:`skdp._fm.statistics`:
+The functional mechanism's statistics are exact sums (:mod:`skdp._fm.exact_sums`:
 a 36-bit grid, two 18-bit limbs, three Gram matrices per block of rows), so that
 any split of the rows merges bit for bit. This benchmark puts their cost next to
 its floor, the float64 Gram matrix ``X.T @ X`` of the same rows, measured in the
@@ -196,7 +196,7 @@ def fit_times(quick):
             "LinearRegression is in the table). The exact sums need three Gram "
             "matrices of d + 2 columns, 3 (d + 2)^2 / d^2 = 3.2x the floor's "
             "flops at d = 50, before the passes that clip, scale and split the "
-            "rows (see the module docstring of skdp._fm.statistics)."
+            "rows (see the module docstring of skdp._fm.exact_sums)."
         )
     return text, results
 

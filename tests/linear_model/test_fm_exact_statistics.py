@@ -1,6 +1,6 @@
-"""The exact-sum scheme of skdp._fm.statistics at its edges.
+"""The exact-sum scheme of skdp._fm.exact_sums at its edges.
 
-The scheme (module docstring of :mod:`skdp._fm.statistics`): values clipped to
+The scheme (module docstring of :mod:`skdp._fm.exact_sums`): values clipped to
 their range with the ends moved inwards to the grid ``2^(E - 36)``, truncated
 toward zero, split into two 18-bit limbs whose three Gram matrices are exact
 in float64 over blocks of at most ``2^15`` rows. Every test compares with sums
@@ -14,7 +14,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-import skdp._fm.statistics as statistics
+import skdp._fm.exact_sums as exact_sums
 from skdp._fm import DataDomain
 from skdp._fm.statistics import clip_to_domain, compute_statistics
 from skdp.linear_model import FMLinearRegression, FMLogisticRegression
@@ -98,9 +98,9 @@ def test_chunk_and_block_sizes_do_not_change_the_digits(monkeypatch):
         (8 * 7 * 6, 64, 1),
         (2**14, 2**10, 3),
     ]:
-        monkeypatch.setattr(statistics, "_CHUNK_BYTES", chunk_bytes)
-        monkeypatch.setattr(statistics, "_BLOCK_ROWS", block)
-        monkeypatch.setattr(statistics, "_CARRY_EVERY", carry)
+        monkeypatch.setattr(exact_sums, "_CHUNK_BYTES", chunk_bytes)
+        monkeypatch.setattr(exact_sums, "_BLOCK_ROWS", block)
+        monkeypatch.setattr(exact_sums, "_CARRY_EVERY", carry)
         stats = compute_statistics(X, y, "squared", dom)
         assert stats == reference
         np.testing.assert_array_equal(stats.A, reference.A)
