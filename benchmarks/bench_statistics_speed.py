@@ -22,8 +22,9 @@ same run:
 3. The fixed cost of ``statistics()`` on a one-row block.
 
 Times are **CPU seconds** (``time.process_time``: every thread of this process,
-so BLAS threads count, spinning or not), the best of 3 runs (of 1 at n = 10^7),
-and every ratio is to the floor measured in the same run with the same threads;
+so BLAS threads count, spinning or not), the best of 3 rounds (of 1 at n = 10^7)
+in which the methods take turns, and every ratio is to the floor measured in the
+same rounds with the same threads;
 dask rows report wall seconds and the CPU seconds of the client and the
 workers. The machine is shared: its load average is printed with the tables.
 """
@@ -71,13 +72,16 @@ def _data(n, d, seed=0):
     return X, y
 
 
-def _best_cpu(fn, repeats):
-    times = []
+def _best_cpu(methods, repeats):
+    """Best CPU seconds of each method; the methods take turns in every round, so
+    a change of the machine's load hits all of them alike."""
+    times = dict.fromkeys(methods, np.inf)
     for _ in range(repeats):
-        start = time.process_time()
-        fn()
-        times.append(time.process_time() - start)
-    return min(times)
+        for name, fn in methods.items():
+            start = time.process_time()
+            fn()
+            times[name] = min(times[name], time.process_time() - start)
+    return times
 
 
 def _estimator(mechanism, n):
@@ -102,7 +106,7 @@ def _dpl_fit(X, y):
 
 def _cell(n, d, chunked, repeats):
     """CPU seconds of every method on one (n, d), in the current thread limits."""
-    times = {}
+    laplace, gaussian = _estimator("laplace", n), _estimator("gaussian", n)
     if chunked:
         pool = [_data(CHUNK_ROWS, d, seed=i) for i in range(POOL)]
 
@@ -115,27 +119,24 @@ def _cell(n, d, chunked, repeats):
             for Xc, _ in chunks():
                 gram += Xc.T @ Xc
 
-        times["floor"] = _best_cpu(floor, repeats)
-        est = _estimator("laplace", n)
-        times["statistics"] = _best_cpu(
-            lambda: sum(est.statistics(Xc, yc) for Xc, yc in chunks()), repeats
-        )
-        for mech in ("laplace", "gaussian"):
-            fit = _estimator(mech, n).fit_chunks
-            times[mech] = _best_cpu(lambda fit=fit: fit(chunks()), repeats)
-        return times
+        methods = {
+            "floor": floor,
+            "statistics": lambda: sum(laplace.statistics(*c) for c in chunks()),
+            "laplace": lambda: laplace.fit_chunks(chunks()),
+            "gaussian": lambda: gaussian.fit_chunks(chunks()),
+        }
+        return _best_cpu(methods, repeats)
     X, y = _data(n, d)
-    times["floor"] = _best_cpu(lambda: X.T @ X, repeats)
-    times["statistics"] = _best_cpu(
-        lambda: _estimator("laplace", n).statistics(X, y), repeats
-    )
-    for mech in ("laplace", "gaussian"):
-        fit = _estimator(mech, n).fit
-        times[mech] = _best_cpu(lambda fit=fit: fit(X, y), repeats)
-    times["sklearn"] = _best_cpu(lambda: LinearRegression().fit(X, y), repeats)
+    methods = {
+        "floor": lambda: X.T @ X,
+        "statistics": lambda: laplace.statistics(X, y),
+        "laplace": lambda: laplace.fit(X, y),
+        "gaussian": lambda: gaussian.fit(X, y),
+        "sklearn": lambda: LinearRegression().fit(X, y),
+    }
     if DPL_VERSION:
-        times["diffprivlib"] = _best_cpu(lambda: _dpl_fit(X, y), repeats)
-    return times
+        methods["diffprivlib"] = lambda: _dpl_fit(X, y)
+    return _best_cpu(methods, repeats)
 
 
 def fit_times(quick):
