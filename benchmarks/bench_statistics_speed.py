@@ -152,14 +152,15 @@ def fit_times(quick):
     for n, chunked in cells:
         for d in dims:
             for threads in thread_settings:
+                label = f"{n:,}" + (" (chunks)" if chunked else "")
                 if threads > 1 and n * d * d > ALL_THREADS_MAX_WORK:
-                    rows.append([f"{n:,}", d, threads] + ["not run (budget)"] * 6)
+                    rows.append([label, d, threads] + ["not run (budget)"] * 6)
                     continue
                 repeats = 1 if n >= 10_000_000 else 3
                 with threadpool_limits(limits=threads, user_api="blas"):
                     times = _cell(n, d, chunked, repeats)
                 results.append((n, d, threads, times))
-                row = [f"{n:,}" + (" (chunks)" if chunked else ""), d, threads]
+                row = [label, d, threads]
                 row.append(f"{times['floor']:.3f}")
                 for m in methods:
                     if m in times:
