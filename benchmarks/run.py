@@ -31,6 +31,7 @@ ORDER = [
     "bench_vertical",
     "bench_accounting",
     "bench_federated",
+    "bench_statistics_speed",
 ]
 
 
