@@ -17,6 +17,7 @@ from skdp.accounting._events import (
     describe_release,
 )
 from skdp.accounting._ledger import BudgetTracker
+from skdp.accounting._objective_perturbation import ObjectivePerturbationEvent
 from skdp.accounting._tracking import BudgetTrackingMixin, record_spend, track_budget
 from skdp.accounting._transport import LedgerUnreachableError
 
@@ -27,6 +28,7 @@ __all__ = [
     "GaussianEvent",
     "LaplaceEvent",
     "LedgerUnreachableError",
+    "ObjectivePerturbationEvent",
     "PrivacyBudget",
     "PrivacyEvent",
     "RandomizedResponseEvent",
