@@ -304,19 +304,23 @@ class PrivateLogisticRegression(ClassifierMixin, BudgetTrackingMixin, BaseEstima
 
     def decision_function(self, X):
         """Scores: log-odds of ``classes_[1]`` (two classes) or softmax logits."""
-        return self.estimator_.decision_function(self._validated(X))
+        X = self._validated(X)
+        return self.estimator_.decision_function(X)
 
     def predict(self, X):
         """The most probable class."""
-        return self.estimator_.predict(self._validated(X))
+        X = self._validated(X)
+        return self.estimator_.predict(X)
 
     def predict_proba(self, X):
         """Class probabilities."""
-        return self.estimator_.predict_proba(self._validated(X))
+        X = self._validated(X)
+        return self.estimator_.predict_proba(X)
 
     def predict_log_proba(self, X):
         """Log of :meth:`predict_proba`."""
-        return self.estimator_.predict_log_proba(self._validated(X))
+        X = self._validated(X)
+        return self.estimator_.predict_log_proba(X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
