@@ -65,9 +65,9 @@ def test_centred_box_gives_the_model_in_user_units():
     rng = np.random.default_rng(0)
     X = rng.uniform(0, 10, (400, 2))
     y = (X[:, 0] - X[:, 1] + rng.normal(0, 2, 400) > 0).astype(int)
-    op = OPLogisticRegression(
-        epsilon=np.inf, bounds_X=(0, 10), classes=[0, 1]
-    ).fit(X, y)
+    op = OPLogisticRegression(epsilon=np.inf, bounds_X=(0, 10), classes=[0, 1]).fit(
+        X, y
+    )
     np.testing.assert_array_equal(op.offset_X_, [5.0, 5.0])
     assert op.intercept_scaling_ == 5.0
     # the same objective on the centred rows with the column s = 5, by hand
@@ -86,7 +86,10 @@ def test_multinomial_one_release_centred_logits(delta):
     X, y = _data(C=4)
     with track_budget() as acc:
         op = OPLogisticRegression(
-            epsilon=2.0, delta=delta, data_norm=1.0, classes=[0, 1, 2, 3],
+            epsilon=2.0,
+            delta=delta,
+            data_norm=1.0,
+            classes=[0, 1, 2, 3],
             random_state=0,
         ).fit(X, y)
     assert acc.spends == [("OPLogisticRegression", PrivacyBudget(2.0, delta))]
@@ -142,7 +145,10 @@ def test_declared_classes_fit_one_class_neighbours(C):
         with warnings.catch_warnings():
             warnings.simplefilter("error", PrivacyLeakWarning)
             est = OPLogisticRegression(
-                epsilon=1.0, delta=1e-5, data_norm=1.0, classes=list(range(C)),
+                epsilon=1.0,
+                delta=1e-5,
+                data_norm=1.0,
+                classes=list(range(C)),
                 random_state=0,
             ).fit(X, y)
         np.testing.assert_array_equal(est.classes_, np.arange(C))
@@ -177,9 +183,7 @@ def test_refused_budget_draws_nothing(monkeypatch):
     X, y = _data()
     est = OPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1])
     called = []
-    monkeypatch.setattr(
-        op_solver, "_solve_binary", lambda *a: called.append(1)
-    )
+    monkeypatch.setattr(op_solver, "_solve_binary", lambda *a: called.append(1))
     with pytest.raises(Exception, match="limit"), track_budget(epsilon=0.5):
         est.fit(X, y)
     assert not called
@@ -200,9 +204,7 @@ def test_failed_certificate_releases_nothing(monkeypatch):
 
 def test_a_ridge_too_small_for_the_budget_is_refused_before_spending():
     X, y = _data()
-    est = OPLogisticRegression(
-        epsilon=0.1, alpha=1e-4, data_norm=1.0, classes=[0, 1]
-    )
+    est = OPLogisticRegression(epsilon=0.1, alpha=1e-4, data_norm=1.0, classes=[0, 1])
     with track_budget() as acc, pytest.raises(ValueError, match="lambda"):
         est.fit(X, y)
     assert acc.spends == []
@@ -278,7 +280,10 @@ def test_multiclass_in_one_release_through_the_entry_point():
     X, y = _data(C=5)
     with track_budget() as acc:
         clf = PrivateLogisticRegression(
-            epsilon=3.0, delta=1e-6, data_norm=1.0, classes=list(range(5)),
+            epsilon=3.0,
+            delta=1e-6,
+            data_norm=1.0,
+            classes=list(range(5)),
             random_state=0,
         ).fit(X, y)
     assert len(acc.spends) == 1
