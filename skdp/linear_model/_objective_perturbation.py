@@ -285,15 +285,19 @@ class OPLogisticRegression(
     **Choosing lambda** (``alpha="auto"``). From public quantities only
     (``n``, ``p``, ``C``, ``R``, ``epsilon``, ``delta``): the minimizer of the
     risk proxy ``(lambda^2 W^2 + E||b||^2) / (a + lambda)^2`` (ridge bias plus
-    noise for a quadratic of curvature ``a I``) with ``W = 4 / R_x`` (log-odds
-    of 4 at the edge of the domain, FM's guess) and ``a = n R^2 / (4 p)``
+    noise for a quadratic of curvature ``a I``) with ``a = n R^2 / (4 p)``
     (``n R^2 / (C p)`` multinomial: the Hessian's trace bound spread over the
-    coordinates). ``E||b||^2`` depends on ``lambda`` through the calibration
-    and explodes when ``eps_J`` approaches ``epsilon``, so the minimizer trades
-    the Jacobian's privacy cost (RKW's concern: too small a ridge eats the
-    budget) against ridge bias, and regularizes harder when the noise dominates
-    (small ``n epsilon``: the noise-aware ridge the FM has). Measured in
-    ``benchmarks/bench_private_logistic.py``.
+    coordinates) and the coefficient-norm guess ``W = 4 / R_x`` (log-odds of 4
+    at the edge of the domain, the FM's guess), ``4 C / R_x`` for ``C > 2``
+    classes (:func:`op_problem`). ``E||b||^2`` depends on ``lambda`` through
+    the calibration and explodes when ``eps_J`` approaches ``epsilon``, so the
+    minimizer trades the Jacobian's privacy cost (RKW's concern: too small a
+    ridge eats the budget) against ridge bias, and regularizes harder when the
+    noise dominates (small ``n epsilon``: the noise-aware ridge). Measured
+    (``benchmarks/_logistic_rule.py`` grid, multiples 0.03-10 of the chosen
+    ridge): within a factor 3 of the best ridge on most tasks; the weak-signal
+    tasks (HealthInsurance, Fertility) prefer 3-10 times more, Adult at
+    epsilon 10 a tenth.
 
     **Classes.** Declared ``classes`` fix ``C`` and the encoding, so a
     neighbour in which a label no longer occurs fits as well (as for the FM).
@@ -321,7 +325,18 @@ class OPLogisticRegression(
     ...                            classes=[0, 1], random_state=0).fit(X, y)
     >>> clf.privacy_spent_
     PrivacyBudget(epsilon=1.0, delta=1e-08)
-    >>> bool(clf.score(X, y) > 0.8)
+    >>> bool(clf.score(X, y) > 0.65)  # the non-private fit scores 0.67
+    True
+
+    Ten classes, one release (pure epsilon):
+
+    >>> from sklearn.datasets import load_digits
+    >>> X, y = load_digits(return_X_y=True)
+    >>> clf = OPLogisticRegression(epsilon=10.0, bounds_X=(0, 16),
+    ...                            classes=list(range(10)), random_state=0)
+    >>> clf.fit(X, y).coef_.shape, clf.privacy_spent_
+    ((10, 64), PrivacyBudget(epsilon=10.0, delta=0.0))
+    >>> bool(clf.score(X, y) > 0.7)
     True
     """
 

@@ -279,21 +279,15 @@ def risk_proxy(problem, epsilon, delta, lam):
     return (lam * lam * problem.coef_norm**2 + V) / (problem.curvature + lam) ** 2
 
 
-def relative_error(problem, epsilon, delta):
-    """``sqrt(risk(lam*)) / W`` at the chosen ridge: the proxy's relative error
-    of the coefficients, in (0, 1] (1: the noise leaves nothing, the ridge
-    shrinks to 0). Public quantities only; used by the automatic method choice
-    of :class:`~skdp.linear_model.PrivateLogisticRegression`."""
-    if math.isinf(epsilon):
-        return 0.0
-    lam = choose_lambda(problem, epsilon, delta)
-    return math.sqrt(risk_proxy(problem, epsilon, delta, lam)) / problem.coef_norm
-
-
 def noise_to_signal(problem, epsilon, delta):
-    """``sqrt(E||b||^2) / (a W)`` at the chosen ridge: the objective noise's
-    effect on the coefficients (before ridge shrinkage) relative to their
-    guessed norm. Public quantities only."""
+    """``rho = sqrt(E||b||^2) / (a W)`` at the chosen ridge.
+
+    The objective noise's effect on the coefficients (``||b|| / a`` for a
+    quadratic of curvature ``a``, before ridge shrinkage) relative to their
+    guessed norm ``W``; 0 at ``epsilon = inf``. Public quantities only: the
+    statistic of :class:`~skdp.linear_model.PrivateLogisticRegression`'s
+    automatic choice.
+    """
     if math.isinf(epsilon):
         return 0.0
     lam = choose_lambda(problem, epsilon, delta)
