@@ -139,6 +139,7 @@ BENCH_TITLES = {
     "influence": "Influence estimates against retraining",
     "vertical": "Vertically partitioned functional mechanism",
     "fm_utility": "Functional mechanism on real data (AdaSSP, diffprivlib)",
+    "private_logistic": "Private logistic regression: FM, OP and auto",
     "fm_newton": "Logistic regression: Newton and gradient-step refinements",
     "vertical_multiclass": "Vertical FM on more than two classes",
     "label_learning": "Learning from privatized labels",
