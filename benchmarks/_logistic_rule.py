@@ -28,6 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _real_tasks  # noqa: E402
 from _common import delta_for, markdown_table, progress  # noqa: E402
+from bench_fm_utility import _fm_kwargs as _real_kwargs  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 
 from skdp.linear_model import FMLogisticRegression, OPLogisticRegression  # noqa: E402
@@ -86,10 +87,7 @@ def synthetic_tasks(n=40_000, seed=0):
 def _fm_kwargs(task):
     if hasattr(task, "fm_kwargs"):
         return dict(task.fm_kwargs)
-    kw = {"bounds_X": (0.0, 1.0)}
-    if task.max_nonzero is not None:
-        kw["max_nonzero"] = task.max_nonzero
-    return kw
+    return _real_kwargs(task)
 
 
 def _split(task, seed, n_train, test_cap=20_000):

@@ -34,7 +34,6 @@ The second section (``_logistic_rule.py``) is the grid that chose the rule.
 import math
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -52,6 +51,8 @@ from _common import (  # noqa: E402
     pyplot,
     write_result,
 )
+from bench_fm_utility import _fm_kwargs as _domain  # noqa: E402
+from bench_fm_utility import _quiet, _row_norm  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 
@@ -71,12 +72,6 @@ PRIVATE = ["FM", "OP", "auto", "diffprivlib"]
 COLUMNS = [*PRIVATE, "non-private", "FM eps=inf", "OP eps=inf"]
 
 
-def _quiet(fit, *args):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fit(*args)
-
-
 def _split(task, seed, quick):
     Xtr, Xte, ytr, yte = train_test_split(
         task.X, task.y, test_size=0.3, random_state=seed, stratify=task.y
@@ -85,17 +80,6 @@ def _split(task, seed, quick):
         Xtr, ytr = Xtr[:QUICK_MAX_TRAIN], ytr[:QUICK_MAX_TRAIN]
         Xte, yte = Xte[: QUICK_MAX_TRAIN // 2], yte[: QUICK_MAX_TRAIN // 2]
     return Xtr, Xte, ytr, yte
-
-
-def _domain(task):
-    kw = {"bounds_X": (0.0, 1.0)}
-    if task.max_nonzero is not None:
-        kw["max_nonzero"] = task.max_nonzero
-    return kw
-
-
-def _row_norm(task):
-    return task.row_norm if task.row_norm is not None else math.sqrt(task.d)
 
 
 def _timed(make, Xtr, ytr, Xte, yte):
@@ -145,27 +129,12 @@ def run_task(task, eps_list, n_seeds, quick):
             lambda: LogisticRegression(max_iter=5000), Xtr, ytr, Xte, yte
         )
         cpu["non-private"].append(t)
-        ceilings = {
-            "non-private": score,
-            "FM eps=inf": _timed(
-                lambda: FMLogisticRegression(
-                    epsilon=math.inf, classes=classes, **_domain(task)
-                ),
-                Xtr,
-                ytr,
-                Xte,
-                yte,
-            )[1],
-            "OP eps=inf": _timed(
-                lambda: OPLogisticRegression(
-                    epsilon=math.inf, classes=classes, **_domain(task)
-                ),
-                Xtr,
-                ytr,
-                Xte,
-                yte,
-            )[1],
-        }
+        ceilings = {"non-private": score}
+        for name, cls in (("FM", FMLogisticRegression), ("OP", OPLogisticRegression)):
+            exact = lambda cls=cls: cls(  # noqa: E731
+                epsilon=math.inf, classes=classes, **_domain(task)
+            )
+            ceilings[f"{name} eps=inf"] = _timed(exact, Xtr, ytr, Xte, yte)[1]
         for eps in eps_list:
             for mode in MODES:
                 scores, times, chosen = cell(task, Xtr, ytr, Xte, yte, eps, mode, seed)

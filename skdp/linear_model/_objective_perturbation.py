@@ -8,7 +8,12 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from skdp._fm.centring import centred_domain
-from skdp._fm.estimator import FMDomainMixin, MulticlassFMClassifierMixin, atomic_fit
+from skdp._fm.estimator import (
+    FM_PARAMETER_CONSTRAINTS,
+    FMDomainMixin,
+    MulticlassFMClassifierMixin,
+    atomic_fit,
+)
 from skdp._fm.sensitivity import default_coef_norm, max_l2_in_domain
 from skdp._fm.solve import to_user_model
 from skdp._fm.statistics import clip_to_domain
@@ -17,9 +22,7 @@ from skdp.linear_model._op_calibration import OPProblem, calibrate
 from skdp.linear_model._op_solver import solve_binary, solve_multinomial
 from skdp.utils import check_random_state
 from skdp.utils.sklearn_compat import (
-    RANDOM_STATE,
     Interval,
-    Options,
     StrOptions,
     fit_context,
     validate_data,
@@ -341,21 +344,23 @@ class OPLogisticRegression(
     """
 
     _parameter_constraints = {
-        "epsilon": [
-            Interval(numbers.Real, 0, None, closed="neither"),
-            Options(numbers.Real, {np.inf}),
-        ],
-        "delta": [Interval(numbers.Real, 0, 1, closed="left")],
-        "bounds_X": [tuple, list, None],
-        "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "max_nonzero": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "fit_intercept": ["boolean"],
+        **{
+            name: FM_PARAMETER_CONSTRAINTS[name]
+            for name in (
+                "epsilon",
+                "delta",
+                "bounds_X",
+                "data_norm",
+                "max_nonzero",
+                "fit_intercept",
+                "random_state",
+            )
+        },
         "classes": ["array-like", None],
         "alpha": [
             StrOptions({"auto"}),
             Interval(numbers.Real, 0, None, closed="neither"),
         ],
-        "random_state": RANDOM_STATE,
     }
     _centre_domain = True
 

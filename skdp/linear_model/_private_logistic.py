@@ -1,8 +1,6 @@
 """PrivateLogisticRegression: the functional mechanism or objective perturbation,
 chosen from public quantities."""
 
-import numbers
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
@@ -19,14 +17,7 @@ from skdp.linear_model._objective_perturbation import (
 )
 from skdp.linear_model._op_calibration import noise_to_signal
 from skdp.utils import check_bounds
-from skdp.utils.sklearn_compat import (
-    RANDOM_STATE,
-    Interval,
-    Options,
-    StrOptions,
-    fit_context,
-    validate_data,
-)
+from skdp.utils.sklearn_compat import StrOptions, fit_context, validate_data
 
 __all__ = ["AUTO_THRESHOLD", "PrivateLogisticRegression", "noise_level"]
 
@@ -207,18 +198,12 @@ class PrivateLogisticRegression(ClassifierMixin, BudgetTrackingMixin, BaseEstima
     """
 
     _parameter_constraints = {
-        "epsilon": [
-            Interval(numbers.Real, 0, None, closed="neither"),
-            Options(numbers.Real, {np.inf}),
-        ],
-        "delta": [Interval(numbers.Real, 0, 1, closed="left")],
+        **{
+            name: constraint
+            for name, constraint in OPLogisticRegression._parameter_constraints.items()
+            if name != "alpha"
+        },
         "method": [StrOptions({"auto", "fm", "op"})],
-        "bounds_X": [tuple, list, None],
-        "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "max_nonzero": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "fit_intercept": ["boolean"],
-        "classes": ["array-like", None],
-        "random_state": RANDOM_STATE,
     }
 
     def __init__(
