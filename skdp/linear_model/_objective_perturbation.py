@@ -278,7 +278,10 @@ class OPLogisticRegression(
     function ``S(D, theta*)`` of the data and the exact minimizer; for a fixed
     ``theta*``, ``||S(D, theta*) - S(D', theta*)|| <= 2 tau / lambda``, so adding
     output noise calibrated to that sensitivity is a second mechanism, and the
-    release is their adaptive composition. Gaussian: noise multiplier 1000
+    release is their adaptive composition (multinomial: ``theta_hat`` is first
+    projected onto the rows-sum-to-0 space, where ``theta*`` lies, which only
+    brings it closer, and the output noise lives there too). Gaussian: noise
+    multiplier 1000
     (``sigma_out = 2000 tau / lambda``), composed exactly into the profile above.
     Pure: ``0.005 epsilon`` on K-norm noise of rate
     ``0.005 epsilon lambda / (2 tau)``. ``tau = 1e-13 (n R_g + E||b||)``
@@ -438,7 +441,9 @@ class OPLogisticRegression(
             Q = _sum_zero_basis(C)
             codes = np.searchsorted(classes, y)
             W, gnorm = solve_multinomial(rows, codes, C, cal.lam, Q @ noise, tau)
-            W = W + Q @ out
+            # onto the rows-sum-to-0 space (exact there, a contraction towards
+            # the minimizer, which lies in it), where the output noise lives
+            W = Q @ (Q.T @ W + out)
             coef, intercept = _to_user(W, domain)
         self._set_domain_attributes(domain)
         self.coef_, self.intercept_ = coef, intercept
