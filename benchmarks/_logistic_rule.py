@@ -208,6 +208,12 @@ def rule_main(quick=True, n_seeds=None):
     sizes = SIZES_QUICK if quick else SIZES_FULL
     eps = EPS_QUICK if quick else EPS
     rows = run_grid(progress(tasks, "rule grid"), sizes, eps, n_seeds)
+    threshold, text = rule_text(rows, n_seeds)
+    return rows, threshold, text
+
+
+def rule_text(rows, n_seeds):
+    """The threshold the grid's rows give and the Markdown report of them."""
     threshold, lost, always_op, always_fm = best_threshold(rows)
     rho = np.array([r[4] for r in rows])
     diff = np.array([r[5] for r in rows])
@@ -226,4 +232,4 @@ def rule_main(quick=True, n_seeds=None):
         f"{threshold:.3g} (loss {lost:.4f}). Cells sorted by rho; 'auto' is "
         "the library's choice.\n\n" + rule_tables(rows, library)
     )
-    return rows, threshold, text
+    return threshold, text

@@ -28,7 +28,8 @@ private method is listed with its reason, read off the run: the rule's
 choice (with the eps = inf ceilings when they explain it) or diffprivlib's
 calibration (its own bound with the row norm squared).
 
-The second section (``_logistic_rule.py``) is the grid that chose the rule.
+The grid that chose the rule (``_logistic_rule.py``) is written to
+``private_logistic_rule.md``.
 """
 
 import math
@@ -44,6 +45,7 @@ import _real_tasks  # noqa: E402
 from _common import (  # noqa: E402
     cli,
     delta_for,
+    machine_description,
     markdown_table,
     optional_diffprivlib,
     paired_difference,
@@ -335,6 +337,7 @@ def main(quick=True, out_dir="benchmarks/results", rule=True, n_seeds=None):
         "C > 2 classes: FM and OP in one release, diffprivlib one-vs-rest at "
         "eps / C."
         + ("" if rule else " The grid that chose the auto rule was not run here.")
+        + f" Machine: {machine_description()}."
     ]
     for task, acc, _, choice, n_train in results:
         parts.append(task_table(task, acc, choice, n_train, n_seeds))
@@ -347,10 +350,10 @@ def main(quick=True, out_dir="benchmarks/results", rule=True, n_seeds=None):
         + markdown_table(["task", "eps", "mode", "vs", "auto - other", "reason"], miss)
     )
     parts.append(cpu_table(results))
+    write_result(out_dir, "private_logistic", "\n\n".join(parts))
     if rule:
         _, _, text = _logistic_rule.rule_main(quick=quick)
-        parts.append(text)
-    write_result(out_dir, "private_logistic", "\n\n".join(parts))
+        write_result(out_dir, "private_logistic_rule", text)
     _plot(results, out_dir, "private_logistic")
     return results
 

@@ -182,6 +182,7 @@ BENCH_ORDER = [
     "fm_utility",
     "fm_newton",
     "private_logistic",
+    "private_logistic_rule",
     "label_privacy",
     "symmetric_loss",
     "label_learning",
@@ -201,6 +202,7 @@ BENCH_TITLES = {
     "papers": "Tables 1 and 3 of the functional-mechanism paper",
     "fm_utility": "Functional mechanism on real data (AdaSSP, diffprivlib)",
     "private_logistic": "Private logistic regression: FM, OP and auto",
+    "private_logistic_rule": "Private logistic regression: the grid behind auto",
     "fm_newton": "Logistic regression: Newton and gradient-step refinements",
     "label_privacy": "Label privacy: throughput and exact survival tables",
     "symmetric_loss": "Symmetric losses on privatized labels",
@@ -257,6 +259,13 @@ BENCH_ABOUT = {
         "diffprivlib and the non-private fit on every binary and multi-class "
         "task, pure and (epsilon, delta), with the cells where the automatic "
         "choice is not first and why (see :doc:`../user_guide/private_logistic`)."
+    ),
+    "private_logistic_rule": (
+        "The grid that chose the rule of "
+        ":class:`~skdp.linear_model.PrivateLogisticRegression` (objective "
+        "perturbation iff its public noise-to-signal ratio is at most 40): FM "
+        "against OP on every binary and multi-class task at four training sizes "
+        "and on synthetic tasks, sorted by that ratio."
     ),
     "label_privacy": (
         "Release throughput of the label privatizers, the exact recommended "
