@@ -144,8 +144,19 @@ def test_rows_are_clipped_to_the_declared_norm():
 
 # ------------------------------------------------------------ the guarantee
 @pytest.mark.parametrize("C", [2, 3])
-def test_declared_classes_fit_one_class_neighbours(C):
-    """Neighbours where a class occurs once and not at all both fit."""
+@pytest.mark.parametrize("delta", [1e-5, 0.0])
+@pytest.mark.parametrize(
+    "make",
+    [
+        OPLogisticRegression,
+        lambda **kw: PrivateLogisticRegression(method="auto", **kw),
+        lambda **kw: PrivateLogisticRegression(method="fm", **kw),
+    ],
+    ids=["op", "auto", "fm"],
+)
+def test_declared_classes_fit_one_class_neighbours(C, delta, make):
+    """Neighbours where a class occurs once and not at all both fit (OP, and
+    the entry point whichever method it takes), pure and (eps, delta)."""
     X, _ = _data(n=40)
     y_d = np.zeros(40, dtype=int)
     y_d[-1] = C - 1
@@ -153,9 +164,9 @@ def test_declared_classes_fit_one_class_neighbours(C):
     for y in (y_d, np.zeros(40, dtype=int)):
         with warnings.catch_warnings():
             warnings.simplefilter("error", PrivacyLeakWarning)
-            est = OPLogisticRegression(
+            est = make(
                 epsilon=1.0,
-                delta=1e-5,
+                delta=delta,
                 data_norm=1.0,
                 classes=list(range(C)),
                 random_state=0,
