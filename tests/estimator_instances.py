@@ -130,3 +130,26 @@ INSTANCE_FACTORIES["SymmetricLossClassifier"] = _symmetric_loss_classifiers
 INSTANCE_FACTORIES["LossCorrectedLogisticRegression"] = (
     _loss_corrected_logistic_regressions
 )
+
+
+# --- objective perturbation and the auto-choosing entry point (issue 26) ---
+def _op_logistic_regressions():
+    from skdp.linear_model import OPLogisticRegression
+
+    # pure epsilon (default) and the Gaussian profile
+    return [OPLogisticRegression(), OPLogisticRegression(delta=1e-6)]
+
+
+def _private_logistic_regressions():
+    from skdp.linear_model import PrivateLogisticRegression
+
+    # the rule, and each method reached explicitly
+    return [
+        PrivateLogisticRegression(),
+        PrivateLogisticRegression(method="op", delta=1e-6),
+        PrivateLogisticRegression(method="fm", delta=1e-6),
+    ]
+
+
+INSTANCE_FACTORIES["OPLogisticRegression"] = _op_logistic_regressions
+INSTANCE_FACTORIES["PrivateLogisticRegression"] = _private_logistic_regressions

@@ -181,6 +181,8 @@ BENCH_ORDER = [
     "papers",
     "fm_utility",
     "fm_newton",
+    "private_logistic",
+    "private_logistic_rule",
     "label_privacy",
     "symmetric_loss",
     "label_learning",
@@ -200,6 +202,8 @@ BENCH_TITLES = {
     "fm": "Functional mechanism on synthetic data and Adult",
     "papers": "Tables 1 and 3 of the functional-mechanism paper",
     "fm_utility": "Functional mechanism on real data (AdaSSP, diffprivlib)",
+    "private_logistic": "Private logistic regression: FM, OP and auto",
+    "private_logistic_rule": "Private logistic regression: the grid behind auto",
     "fm_newton": "Logistic regression: Newton and gradient-step refinements",
     "label_privacy": "Label privacy: throughput and exact survival tables",
     "symmetric_loss": "Symmetric losses on privatized labels",
@@ -250,6 +254,20 @@ BENCH_ABOUT = {
         "The optional second (Newton) release of "
         ":class:`~skdp.linear_model.FMLogisticRegression` and the gradient-step "
         "experiment against the single Taylor release at the same total budget."
+    ),
+    "private_logistic": (
+        ":class:`~skdp.linear_model.PrivateLogisticRegression` (automatic "
+        "choice) against the functional mechanism, objective perturbation, "
+        "diffprivlib and the non-private fit on every binary and multi-class "
+        "task, pure and (epsilon, delta), with the cells where the automatic "
+        "choice is not first and why (see :doc:`../user_guide/private_logistic`)."
+    ),
+    "private_logistic_rule": (
+        "The grid that chose the rule of "
+        ":class:`~skdp.linear_model.PrivateLogisticRegression` (objective "
+        "perturbation iff its public noise-to-signal ratio is at most 40): FM "
+        "against OP on every binary and multi-class task at four training sizes "
+        "and on synthetic tasks, sorted by that ratio."
     ),
     "label_privacy": (
         "Release throughput of the label privatizers, the exact recommended "

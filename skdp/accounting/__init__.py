@@ -18,6 +18,7 @@ from skdp.accounting._events import (
     describe_release,
 )
 from skdp.accounting._ledger import BudgetTracker
+from skdp.accounting._objective_perturbation import ObjectivePerturbationEvent
 from skdp.accounting._tracking import (
     BudgetTrackingMixin,
     on_rows,
@@ -33,6 +34,7 @@ __all__ = [
     "GaussianEvent",
     "LaplaceEvent",
     "LedgerUnreachableError",
+    "ObjectivePerturbationEvent",
     "PrivacyBudget",
     "PrivacyEvent",
     "RandomizedResponseEvent",

@@ -1,0 +1,316 @@
+"""OPLogisticRegression and PrivateLogisticRegression as estimators."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+from sklearn.utils.validation import check_is_fitted
+
+import skdp.linear_model._op_solver as op_solver
+import skdp.linear_model._private_logistic as private_logistic
+from skdp.accounting import ObjectivePerturbationEvent, PrivacyBudget, track_budget
+from skdp.exceptions import PrivacyLeakWarning
+from skdp.linear_model import (
+    FMLogisticRegression,
+    OPLogisticRegression,
+    PrivateLogisticRegression,
+)
+from skdp.linear_model._op_solver import CertificateError
+
+
+def _data(n=300, d=3, C=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, d)) / math.sqrt(d)  # ||x|| <= 1
+    W = rng.standard_normal((C, d)) * 4
+    y = np.argmax(X @ W.T + rng.gumbel(size=(n, C)), axis=1)
+    return X, y
+
+
+# --------------------------------------------------------------- the model
+@pytest.mark.parametrize("C", [2, 3])
+def test_epsilon_inf_is_the_exact_regularized_mle(C):
+    """No noise: the minimizer of sum loss + (alpha_/2) ||theta||^2, as
+    scikit-learn finds it (same objective: C = 1 / alpha_, no intercept)."""
+    X, y = _data(C=C)
+    op = OPLogisticRegression(
+        epsilon=np.inf, data_norm=1.0, fit_intercept=False, classes=list(range(C))
+    ).fit(X, y)
+    assert op.privacy_spent_ == PrivacyBudget(math.inf)
+    sk = LogisticRegression(
+        C=1.0 / op.alpha_, fit_intercept=False, tol=1e-12, max_iter=10_000
+    ).fit(X, y)
+    np.testing.assert_allclose(
+        op.coef_, sk.coef_[0] if C == 2 else sk.coef_, rtol=1e-5, atol=1e-6
+    )
+
+
+@pytest.mark.parametrize("C", [2, 3])
+def test_a_fixed_alpha_is_the_exact_ridge_mle_at_epsilon_inf(C):
+    """The solver minimizes with the ridge it is given (binary and multinomial:
+    a solver using 0.9 alpha moves the coefficients by ~1e-2, far above rtol)."""
+    X, y = _data(C=C)
+    op = OPLogisticRegression(
+        epsilon=np.inf,
+        alpha=3.0,
+        data_norm=1.0,
+        fit_intercept=False,
+        classes=list(range(C)),
+    ).fit(X, y)
+    sk = LogisticRegression(C=1 / 3.0, fit_intercept=False, tol=1e-12).fit(X, y)
+    np.testing.assert_allclose(
+        op.coef_, sk.coef_[0] if C == 2 else sk.coef_, rtol=1e-6, atol=1e-9
+    )
+    assert op.alpha_ == 3.0
+
+
+def test_centred_box_gives_the_model_in_user_units():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 10, (400, 2))
+    y = (X[:, 0] - X[:, 1] + rng.normal(0, 2, 400) > 0).astype(int)
+    op = OPLogisticRegression(epsilon=np.inf, bounds_X=(0, 10), classes=[0, 1]).fit(
+        X, y
+    )
+    np.testing.assert_array_equal(op.offset_X_, [5.0, 5.0])
+    assert op.intercept_scaling_ == 5.0
+    # the same objective on the centred rows with the column s = 5, by hand
+    rows = np.column_stack([X - 5.0, np.full(400, 5.0)])
+    sk = LogisticRegression(C=1 / op.alpha_, fit_intercept=False, tol=1e-12).fit(
+        rows, y
+    )
+    np.testing.assert_allclose(
+        op.decision_function(X), rows @ sk.coef_[0], rtol=1e-6, atol=1e-6
+    )
+    np.testing.assert_allclose(op.predict_proba(X).sum(1), 1.0)
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_multinomial_one_release_centred_logits(delta):
+    X, y = _data(C=4)
+    with track_budget() as acc:
+        op = OPLogisticRegression(
+            epsilon=2.0,
+            delta=delta,
+            data_norm=1.0,
+            classes=[0, 1, 2, 3],
+            random_state=0,
+        ).fit(X, y)
+    assert acc.spends == [("OPLogisticRegression", PrivacyBudget(2.0, delta))]
+    assert op.coef_.shape == (4, 3) and op.intercept_.shape == (4,)
+    np.testing.assert_allclose(op.coef_.sum(0), 0.0, atol=1e-9)
+    np.testing.assert_allclose(op.intercept_.sum(), 0.0, atol=1e-9)
+    proba = op.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(1), 1.0)
+    np.testing.assert_array_equal(op.predict(X), np.argmax(proba, 1))
+    assert op.gradient_norm_ <= op.gradient_tolerance_ / 2
+
+
+def test_randomness_comes_from_random_state_only():
+    X, y = _data()
+    kw = dict(epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1])
+    a = OPLogisticRegression(random_state=1, **kw).fit(X, y)
+    b = OPLogisticRegression(random_state=1, **kw).fit(X, y)
+    c = OPLogisticRegression(random_state=2, **kw).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert not np.allclose(a.coef_, c.coef_)
+
+
+def test_inputs_are_not_modified():
+    X, y = _data()
+    X0, y0 = X.copy(), y.copy()
+    OPLogisticRegression(epsilon=1.0, bounds_X=(-0.1, 0.1), classes=[0, 1]).fit(X, y)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(y, y0)
+
+
+def test_rows_are_clipped_to_the_declared_norm():
+    # outliers beyond the declared norm move nothing beyond what a row at the
+    # norm could: the fit equals the fit on the clipped rows
+    X, y = _data()
+    X_out = X.copy()
+    X_out[:5] *= 100.0
+    clipped = X_out / np.maximum(np.linalg.norm(X_out, axis=1, keepdims=True), 1.0)
+    kw = dict(epsilon=1.0, data_norm=1.0, classes=[0, 1], random_state=0)
+    a = OPLogisticRegression(**kw).fit(X_out, y)
+    b = OPLogisticRegression(**kw).fit(clipped, y)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-12)
+
+
+# ------------------------------------------------------------ the guarantee
+@pytest.mark.parametrize("C", [2, 3])
+@pytest.mark.parametrize("delta", [1e-5, 0.0])
+@pytest.mark.parametrize(
+    "make",
+    [
+        OPLogisticRegression,
+        lambda **kw: PrivateLogisticRegression(method="auto", **kw),
+        lambda **kw: PrivateLogisticRegression(method="fm", **kw),
+    ],
+    ids=["op", "auto", "fm"],
+)
+def test_declared_classes_fit_one_class_neighbours(C, delta, make):
+    """Neighbours where a class occurs once and not at all both fit (OP, and
+    the entry point whichever method it takes), pure and (eps, delta)."""
+    X, _ = _data(n=40)
+    y_d = np.zeros(40, dtype=int)
+    y_d[-1] = C - 1
+    fitted = []
+    for y in (y_d, np.zeros(40, dtype=int)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", PrivacyLeakWarning)
+            est = make(
+                epsilon=1.0,
+                delta=delta,
+                data_norm=1.0,
+                classes=list(range(C)),
+                random_state=0,
+            ).fit(X, y)
+        np.testing.assert_array_equal(est.classes_, np.arange(C))
+        assert np.all(np.isfinite(est.coef_))
+        fitted.append(est)
+    assert set(vars(fitted[0])) == set(vars(fitted[1]))
+
+
+def test_undeclared_domain_and_classes_warn():
+    X, y = _data()
+    with pytest.warns(PrivacyLeakWarning) as record:
+        OPLogisticRegression(epsilon=1.0).fit(X, y)
+    text = " ".join(str(w.message) for w in record)
+    assert "data_norm" in text and "classes" in text
+
+
+def test_pld_accountant_gets_the_op_event():
+    pytest.importorskip("dp_accounting")
+    X, y = _data()
+    with track_budget(accountant="pld", delta=1e-5) as acc:
+        est = OPLogisticRegression(
+            epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1], random_state=0
+        ).fit(X, y)
+    (events,) = acc.events
+    assert events == (est.privacy_event_,)
+    assert isinstance(est.privacy_event_, ObjectivePerturbationEvent)
+    # one release at (1, 1e-6) is (eps <= 1)-DP at the looser delta 1e-5
+    assert acc.total.epsilon <= 1.0
+
+
+def test_refused_budget_draws_nothing(monkeypatch):
+    X, y = _data()
+    est = OPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1])
+    called = []
+    monkeypatch.setattr(op_solver, "_solve_binary", lambda *a: called.append(1))
+    with pytest.raises(Exception, match="limit"), track_budget(epsilon=0.5):
+        est.fit(X, y)
+    assert not called
+    with pytest.raises(NotFittedError):
+        check_is_fitted(est)
+
+
+def test_failed_certificate_releases_nothing(monkeypatch):
+    X, y = _data()
+    monkeypatch.setattr(op_solver, "_MAX_NEWTON", 0)
+    monkeypatch.setattr(op_solver, "_MAX_REFINE", 0)
+    est = OPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1])
+    with pytest.raises(CertificateError, match="nothing was released"):
+        est.fit(X, y)
+    with pytest.raises(NotFittedError):
+        check_is_fitted(est)
+
+
+def test_a_ridge_too_small_for_the_budget_is_refused_before_spending():
+    X, y = _data()
+    est = OPLogisticRegression(epsilon=0.1, alpha=1e-4, data_norm=1.0, classes=[0, 1])
+    with track_budget() as acc, pytest.raises(ValueError, match="lambda"):
+        est.fit(X, y)
+    assert acc.spends == []
+
+
+# -------------------------------------------------------------- the entry
+def test_explicit_methods_are_the_underlying_estimators():
+    X, y = _data()
+    kw = dict(epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1], random_state=0)
+    fm = PrivateLogisticRegression(method="fm", **kw).fit(X, y)
+    op = PrivateLogisticRegression(method="op", **kw).fit(X, y)
+    np.testing.assert_array_equal(
+        fm.coef_, FMLogisticRegression(mechanism="gaussian", **kw).fit(X, y).coef_
+    )
+    np.testing.assert_array_equal(op.coef_, OPLogisticRegression(**kw).fit(X, y).coef_)
+    assert (fm.method_, op.method_) == ("fm", "op")
+    assert isinstance(op.estimator_, OPLogisticRegression)
+    np.testing.assert_array_equal(op.predict(X), op.estimator_.predict(X))
+    np.testing.assert_array_equal(fm.predict_proba(X), fm.estimator_.predict_proba(X))
+
+
+def test_pure_epsilon_uses_the_pure_variants():
+    X, y = _data()
+    kw = dict(epsilon=1.0, data_norm=1.0, classes=[0, 1], random_state=0)
+    fm = PrivateLogisticRegression(method="fm", **kw).fit(X, y)
+    op = PrivateLogisticRegression(method="op", **kw).fit(X, y)
+    assert fm.estimator_.mechanism == "laplace"
+    assert fm.privacy_spent_ == op.privacy_spent_ == PrivacyBudget(1.0)
+    assert op.estimator_.noise_std_ == 0 and math.isfinite(op.estimator_.noise_rate_)
+
+
+def test_auto_reads_public_quantities_only(monkeypatch):
+    X, y = _data(n=500)
+    rng = np.random.default_rng(5)
+    X2, y2 = rng.uniform(-0.5, 0.5, X.shape), rng.integers(0, 2, y.size)
+    kw = dict(epsilon=2.0, delta=1e-7, data_norm=1.0, classes=[0, 1])
+    rho = private_logistic.noise_level(500, 3, 2, 2.0, 1e-7, data_norm=1.0)
+    for threshold, method in ((rho * 1.01, "op"), (rho * 0.99, "fm")):
+        monkeypatch.setattr(private_logistic, "AUTO_THRESHOLD", threshold)
+        a = PrivateLogisticRegression(**kw).fit(X, y)
+        b = PrivateLogisticRegression(**kw).fit(X2, y2)  # other data, same shape
+        assert a.method_ == b.method_ == method
+        assert a.noise_level_ == b.noise_level_ == rho
+
+
+def test_noise_level_falls_with_n_and_epsilon():
+    levels = [
+        private_logistic.noise_level(n, 10, 2, eps, 1e-8, bounds_X=(0, 1))
+        for n, eps in ((500, 1.0), (5000, 1.0), (5000, 5.0))
+    ]
+    assert levels[0] > levels[1] > levels[2] > 0
+    assert private_logistic.noise_level(500, 10, 2, np.inf, 0.0, data_norm=1) == 0
+
+
+@pytest.mark.parametrize("method", ["auto", "op", "fm"])
+def test_pipeline_and_grid_search_over_epsilon_record_every_spend(method):
+    X, y = _data(n=200)
+    pipe = make_pipeline(
+        FunctionTransformer(),
+        PrivateLogisticRegression(
+            method=method, data_norm=1.0, classes=[0, 1], random_state=0
+        ),
+    )
+    grid = {"privatelogisticregression__epsilon": [0.5, 5.0]}
+    with track_budget() as acc:
+        search = GridSearchCV(pipe, grid, cv=2).fit(X, y)
+    # 2 values x 2 folds + the refit
+    assert len(acc.spends) == 5
+    assert search.best_estimator_[-1].privacy_spent_.epsilon in (0.5, 5.0)
+
+
+def test_multiclass_in_one_release_through_the_entry_point():
+    X, y = _data(C=5)
+    with track_budget() as acc:
+        clf = PrivateLogisticRegression(
+            epsilon=3.0,
+            delta=1e-6,
+            data_norm=1.0,
+            classes=list(range(5)),
+            random_state=0,
+        ).fit(X, y)
+    assert len(acc.spends) == 1
+    assert clf.predict_proba(X).shape == (300, 5)
+    assert clf.coef_.shape == (5, 3)
+
+
+def test_clone_keeps_the_parameters():
+    est = PrivateLogisticRegression(epsilon=2.0, method="op", classes=[0, 1])
+    assert clone(est).get_params() == est.get_params()
