@@ -2,7 +2,7 @@
 
 from skdp._fm.estimator import FMRegressorMixin
 from skdp.linear_model._fm import _COMMON_ATTRS_DOC, _COMMON_PARAMS_DOC, _BaseFM
-from skdp.utils.sklearn_compat import fit_context
+from skdp.utils.sklearn_compat import StrOptions, fit_context
 
 __all__ = ["FMLinearRegression"]
 
@@ -16,8 +16,10 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
 
     Parameters
     ----------{_COMMON_PARAMS_DOC}
-    bounds_y : tuple (lower, upper) or None, default=None
-        Label bounds; labels are clipped. None infers them from the data with a
+    bounds_y : tuple (lower, upper), "private" or None, default=None
+        Label bounds; labels are clipped. ``"private"``: released by :meth:`fit`
+        within the ``bounds_budget_share`` of epsilon (shared with the features
+        when ``bounds_X="private"``). None infers them from the data with a
         :class:`~skdp.exceptions.PrivacyLeakWarning`.
 
     Attributes
@@ -83,7 +85,7 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
 
     _parameter_constraints = {
         **_BaseFM._parameter_constraints,
-        "bounds_y": [tuple, list, None],
+        "bounds_y": [tuple, list, StrOptions({"private"}), None],
     }
 
     def __init__(
@@ -99,6 +101,8 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
         fit_intercept=True,
         linear_weight="auto",
         postprocessing="ridge",
+        public_bounds=None,
+        bounds_budget_share=0.1,
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -111,6 +115,8 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
         self.fit_intercept = fit_intercept
         self.linear_weight = linear_weight
         self.postprocessing = postprocessing
+        self.public_bounds = public_bounds
+        self.bounds_budget_share = bounds_budget_share
         self.random_state = random_state
 
     @fit_context(prefer_skip_nested_validation=True)

@@ -199,6 +199,8 @@ class FMLogisticRegression(MulticlassFMClassifierMixin, _BaseFM):
         classes=None,
         refinement=None,
         refinement_budget_share=0.5,
+        public_bounds=None,
+        bounds_budget_share=0.1,
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -213,6 +215,8 @@ class FMLogisticRegression(MulticlassFMClassifierMixin, _BaseFM):
         self.classes = classes
         self.refinement = refinement
         self.refinement_budget_share = refinement_budget_share
+        self.public_bounds = public_bounds
+        self.bounds_budget_share = bounds_budget_share
         self.random_state = random_state
 
     def _check_refinement(self, data):
@@ -242,10 +246,11 @@ class FMLogisticRegression(MulticlassFMClassifierMixin, _BaseFM):
         """``(epsilon, delta)`` of the Taylor round and of the Newton round."""
         share = float(self.refinement_budget_share)
         delta = self.delta
-        if math.isinf(self.epsilon):  # no noise; the mechanisms still take delta
-            return (self.epsilon, delta), (self.epsilon, delta)
-        first = (self.epsilon * (1.0 - share), delta * (1.0 - share))
-        return first, (self.epsilon * share, delta * share)
+        epsilon = self._release_epsilon  # what private bounds leave, if any
+        if math.isinf(epsilon):  # no noise; the mechanisms still take delta
+            return (epsilon, delta), (epsilon, delta)
+        first = (epsilon * (1.0 - share), delta * (1.0 - share))
+        return first, (epsilon * share, delta * share)
 
     def _noisy_solution(self, stats, domain, rng, data=None):
         if self._objective == "multinomial_taylor":
@@ -286,7 +291,7 @@ class FMLogisticRegression(MulticlassFMClassifierMixin, _BaseFM):
             stats.b.reshape(domain.n_coef, C - 1),
             domain,
             C,
-            epsilon=self.epsilon,
+            epsilon=self._release_epsilon,
             delta=self.delta,
             mechanism=self.mechanism,
             linear_weight=self.linear_weight,
