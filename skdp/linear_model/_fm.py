@@ -344,6 +344,29 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
         )
 
 
+_RIDGE_DOC = """    postprocessing : {"ridge", "trim", "none"}, default="ridge"
+        How the noisy quadratic is made well posed before the closed-form solve
+        (see :func:`skdp._fm.solve_noisy_quadratic`):
+        eigenvalues clipped at 0 plus a ridge of sqrt(p) times the noise
+        standard deviation, raised to the bias-variance optimum when the noise
+        swamps the signal (chosen by measurement, see ``benchmarks/bench_fm.py``).
+"""
+
+_EB_DOC = """    postprocessing : {"eb", "ridge", "trim", "none"}, default="eb"
+        How the noisy quadratic is made well posed before the closed-form solve.
+        ``"eb"`` (empirical Bayes, :func:`skdp._fm.solve.empirical_bayes_solve`):
+        a ridge per eigen-direction of the features' noisy covariance, set from
+        the signal strength that the released statistics show (a marginal
+        likelihood over one number) and the known noise: where the noise
+        leaves little of the signal the fit degrades towards predicting the
+        (privately estimated) mean instead of fitting noise; the intercept is
+        shrunk towards the middle of ``bounds_y`` as far as its own noise
+        warrants. Free post-processing; chosen by measurement on the real
+        regressions of ``benchmarks/bench_small_data.py``. The others as in
+        :class:`FMLogisticRegression` (``"ridge"``: the rule before 0.x, set
+        from the noise level and a data-free guess of the signal).
+"""
+
 _COMMON_PARAMS_DOC = """
     epsilon : float, default=1.0
         Privacy parameter in (0, inf]. ``np.inf`` adds no noise and returns the
@@ -377,13 +400,7 @@ _COMMON_PARAMS_DOC = """
         the first-order error for a data-free guess of ``||w||`` (the output
         scale over the row-norm bound; see
         :func:`~skdp._fm.default_coef_norm`).
-    postprocessing : {"ridge", "trim", "none"}, default="ridge"
-        How the noisy quadratic is made well posed before the closed-form solve
-        (see :func:`skdp._fm.solve_noisy_quadratic`):
-        eigenvalues clipped at 0 plus a ridge of sqrt(p) times the noise
-        standard deviation, raised to the bias-variance optimum when the noise
-        swamps the signal (chosen by measurement, see ``benchmarks/bench_fm.py``).
-    public_bounds : dict or None, default=None
+<POSTPROCESSING>    public_bounds : dict or None, default=None
         With ``bounds_X="private"``: ranges the schema gives for some features,
         ``{feature: (lower, upper)}`` (a feature by index, or by name for a
         DataFrame), e.g. ``(0, 1)`` for indicator and one-hot columns; used as

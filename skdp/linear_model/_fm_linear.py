@@ -1,7 +1,12 @@
 """FMLinearRegression: least squares by the functional mechanism."""
 
 from skdp._fm.estimator import FMRegressorMixin
-from skdp.linear_model._fm import _COMMON_ATTRS_DOC, _COMMON_PARAMS_DOC, _BaseFM
+from skdp.linear_model._fm import (
+    _COMMON_ATTRS_DOC,
+    _COMMON_PARAMS_DOC,
+    _EB_DOC,
+    _BaseFM,
+)
 from skdp.utils.sklearn_compat import StrOptions, fit_context
 
 __all__ = ["FMLinearRegression"]
@@ -15,7 +20,7 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
     domain, then solves the post-processed noisy quadratic in closed form.
 
     Parameters
-    ----------{_COMMON_PARAMS_DOC}
+    ----------{_COMMON_PARAMS_DOC.replace("<POSTPROCESSING>", _EB_DOC)}
     bounds_y : tuple (lower, upper), "private" or None, default=None
         Label bounds; labels are clipped. ``"private"``: released by :meth:`fit`
         within the ``bounds_budget_share`` of epsilon (shared with the features
@@ -86,6 +91,7 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
     _parameter_constraints = {
         **_BaseFM._parameter_constraints,
         "bounds_y": [tuple, list, StrOptions({"private"}), None],
+        "postprocessing": [StrOptions({"eb", "ridge", "trim", "none"})],
     }
 
     def __init__(
@@ -100,7 +106,7 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
         max_nonzero=None,
         fit_intercept=True,
         linear_weight="auto",
-        postprocessing="ridge",
+        postprocessing="eb",
         public_bounds=None,
         bounds_budget_share=0.1,
         random_state=None,

@@ -8,7 +8,12 @@ from skdp._fm.estimator import MulticlassFMClassifierMixin
 from skdp._fm.multinomial import release_multinomial, solve_multinomial
 from skdp._fm.solve import to_user_model
 from skdp._fm.statistics import clip_to_domain
-from skdp.linear_model._fm import _COMMON_ATTRS_DOC, _COMMON_PARAMS_DOC, _BaseFM
+from skdp.linear_model._fm import (
+    _COMMON_ATTRS_DOC,
+    _COMMON_PARAMS_DOC,
+    _RIDGE_DOC,
+    _BaseFM,
+)
 from skdp.utils.sklearn_compat import (
     Interval,
     StrOptions,
@@ -29,7 +34,7 @@ class FMLogisticRegression(MulticlassFMClassifierMixin, _BaseFM):
     (see Notes).
 
     Parameters
-    ----------{_COMMON_PARAMS_DOC}
+    ----------{_COMMON_PARAMS_DOC.replace("<POSTPROCESSING>", _RIDGE_DOC)}
     classes : array-like of shape (n_classes,) or None, default=None
         The labels; with two, ``classes[1]`` is the positive class (y = 1). Declared
         classes make the fit independent of which labels occur (a fit on data

@@ -79,7 +79,9 @@ def candidate_grid():
     """
     k = np.arange(GRID_DECADES[0], GRID_DECADES[1] + 1)
     mantissa = np.arange(*MANTISSAS)
-    positive = (mantissa[None, :] * 10.0 ** k[:, None]).ravel()
+    # m / 10^j for negative exponents: the double nearest the decimal m 10^-j
+    scale = 10.0 ** np.abs(k)[:, None]
+    positive = np.where(k[:, None] >= 0, mantissa * scale, mantissa / scale).ravel()
     weight = np.broadcast_to(-np.log(mantissa), (k.size, mantissa.size)).ravel()
     grid = np.concatenate([-positive[::-1], [0.0], positive])
     log_weight = np.concatenate([weight[::-1], [math.log(ZERO_WEIGHT)], weight])
