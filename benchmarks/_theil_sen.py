@@ -53,6 +53,18 @@ def best_feature(X, y):
     return int(np.argmax(r2))
 
 
+@functools.lru_cache(maxsize=256)
+def _measurement(epsilon, x_bounds, y_bounds):
+    """The calibrated measurement: it depends on the parameters only."""
+    dp, make = _opendp()
+    return dp.binary_search_chain(
+        lambda s: make(dp.max_divergence(), x_bounds, y_bounds, scale=s),
+        d_in=2,
+        d_out=float(epsilon),
+        T=float,
+    )
+
+
 class OpenDPTheilSen:
     """OpenDP's private Theil-Sen on the best single feature (see the module).
 
@@ -74,18 +86,12 @@ class OpenDPTheilSen:
         self.random_state = random_state
 
     def fit(self, X, y):
-        dp, make = _opendp()
         lo, hi = (float(v) for v in self.bounds_X)
         ylo, yhi = (float(v) for v in self.bounds_y)
         X = np.clip(np.asarray(X, float), lo, hi)
         y = np.clip(np.asarray(y, float), ylo, yhi)
         self.feature_ = best_feature(X, y)
-        meas = dp.binary_search_chain(
-            lambda s: make(dp.max_divergence(), (lo, hi), (ylo, yhi), scale=s),
-            d_in=2,
-            d_out=float(self.epsilon),
-            T=float,
-        )
+        meas = _measurement(float(self.epsilon), (lo, hi), (ylo, yhi))
         if self.random_state is not None:
             np.random.seed(self.random_state)  # noqa: NPY002 (OpenDP shuffles with it)
         slope, intercept = meas(np.column_stack([X[:, self.feature_], y]))

@@ -23,6 +23,7 @@ ORDER = [
     "bench_mechanisms",
     "bench_fm",
     "bench_fm_utility",
+    "bench_small_data",
     "bench_label_privacy",
     "bench_symmetric_loss",
     "bench_label_learning",

@@ -160,8 +160,10 @@ def empirical_bayes_solve(
     ``z = V^T r_c = c_k u_k + eta_k``, ``u = V^T w_f``. Zellner's g-prior
     ``u_k ~ N(0, g / c_k)`` (the prior that does not depend on the units of
     the features: a feature of small spread may need a large coefficient) and
-    noise ``eta ~ N(0, s^2 I)`` with ``s^2 = sigma_b^2 / 4 + sigma_A^2 q g /
-    mean(c)`` (the noise on ``r`` plus that of ``C`` acting on ``u``, whose
+    noise ``eta ~ N(0, s^2 I)`` with ``s^2 = sigma_b^2 / 4 + sigma_A^2
+    (r_i / a_ii)^2 + sigma_A^2 q g / mean(c)`` (the noise on ``r``, that of
+    the intercept column acting on ``r_i / a_ii``, and that of ``C`` acting
+    on ``u``, whose
     prior squared norm ``g sum 1 / c_k`` is bounded below by ``g q / mean(c)``,
     used because the sum is dominated by the noisiest directions) give
     ``z_k ~ N(0, c_k g + s^2)``. The signal strength ``g`` (the explained sum
@@ -172,8 +174,8 @@ def empirical_bayes_solve(
     intercept-only model (``g = 0``) instead of fitting noise. The intercept
     follows from the features, ``w_i = (r_i - a^T w_f) / a_ii``; with
     ``intercept_prior = v0`` it is shrunk towards 0 (the centre of the label
-    range) by the posterior factor ``v0 / (v0 + v)`` against the noise
-    variance ``v = sigma_b^2 / (4 a_ii^2)`` of ``r_i / a_ii``. The labels'
+    range) by the posterior factor ``v0 / (v0 + v)`` against its noise
+    variance ``v = (sigma_b^2 / 4 + sigma_A^2 ||w_f||^2) / a_ii^2``. The labels'
     own noise is left out (the model is that of the privacy noise), so
     without privacy noise the solve is least squares.
     """
@@ -184,11 +186,14 @@ def empirical_bayes_solve(
     noise_r = 0.25 * float(noise_std_b) ** 2
     noise_A = float(noise_std) ** 2
     q = p - 1 if fit_intercept else p
+    noise_rc = noise_r
     if fit_intercept:
         a_ii = A[-1, -1]
         a = A[:q, -1]
         C = A[:q, :q] - np.outer(a, a) / a_ii
         rc = r[:q] - a * (r[-1] / a_ii)
+        # the noisy intercept column carries its noise into r_c
+        noise_rc = noise_r + noise_A * (r[-1] / a_ii) ** 2
     else:
         C, rc = A, r
     w_f = np.zeros(q)
@@ -196,7 +201,7 @@ def empirical_bayes_solve(
         evals, V = np.linalg.eigh(0.5 * (C + C.T))
         c = np.maximum(evals, 0.0)
         z = V.T @ rc
-        g, s2 = _signal_strength(c, z, noise_r, noise_A * q)
+        g, s2 = _signal_strength(c, z, noise_rc, noise_A * q)
         if g > 0:
             w_f = V @ (z / (c + s2 / g))
     if not fit_intercept:
@@ -204,7 +209,8 @@ def empirical_bayes_solve(
     w_i = (r[-1] - a @ w_f) / a_ii
     if intercept_prior is not None and noise_r > 0:
         v0 = float(intercept_prior)
-        w_i *= v0 / (v0 + noise_r / a_ii**2)
+        v = (noise_r + noise_A * float(w_f @ w_f)) / a_ii**2
+        w_i *= v0 / (v0 + v)
     return np.append(w_f, w_i)
 
 

@@ -224,9 +224,7 @@ def test_schema_and_public_bounds_cost_nothing():
     assert acc.total == PrivacyBudget(2.0, 0.0)
     # all public: nothing is spent or recorded
     with track_budget() as acc:
-        res = private_bounds(
-            df[["member"]], epsilon=2.0, random_state=0, source="mine"
-        )
+        res = private_bounds(df[["member"]], epsilon=2.0, random_state=0, source="mine")
     assert res.epsilon == 0.0 and acc.spends == []
 
 
