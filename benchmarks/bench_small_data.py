@@ -337,9 +337,15 @@ def _plot(results, out_dir, name):
     return path
 
 
-def main(quick=True, out_dir="benchmarks/results", name="small_data"):
-    """Small-data regression and private bounds on real tasks (see module)."""
-    n_seeds = 2 if quick else 10
+def main(quick=True, out_dir="benchmarks/results", name="small_data", n_seeds=None):
+    """Small-data regression and private bounds on real tasks (see module).
+
+    The tables are rewritten after every task, so a long run shows its
+    progress (and what it has if stopped). ``n_seeds`` overrides the mode's
+    (2 quick, 10 full).
+    """
+    if n_seeds is None:
+        n_seeds = 2 if quick else 10
     eps_list = EPS_QUICK if quick else EPS_FULL
     makers = list(_real_tasks.SMALL_REGRESSION) + list(_real_tasks.REGRESSION)
     makers += list(_real_tasks.BINARY)
@@ -349,6 +355,12 @@ def main(quick=True, out_dir="benchmarks/results", name="small_data"):
     for make in makers:
         task = make()
         results.append((task, *run_task(task, eps_list, n_seeds, quick)))
+        _report(results, quick, n_seeds, out_dir, name)
+    _plot(results, out_dir, name)
+    return results
+
+
+def _report(results, quick, n_seeds, out_dir, name):
     mode = "quick" if quick else "full"
     dpl = DPL_VERSION or f"not importable ({DPL_ERROR})"
     parts = [
@@ -389,8 +401,6 @@ def main(quick=True, out_dir="benchmarks/results", name="small_data"):
     )
     text = "\n\n".join(parts)
     write_result(out_dir, name, text)
-    _plot(results, out_dir, name)
-    return results
 
 
 if __name__ == "__main__":
