@@ -167,7 +167,7 @@ class FMDomainMixin:
         public = {}
         if x_private:
             public.update(schema or {})
-            public.update(_public_by_index(self.public_bounds, d, names))
+            public.update(self.public_bounds or {})  # by index or name
         else:
             lower, upper = check_bounds(self.bounds_X, d, name="bounds_X")
             public.update({j: (lower[j], upper[j]) for j in range(d)})
@@ -181,6 +181,7 @@ class FMDomainMixin:
             columns,
             epsilon=self.epsilon * float(self.bounds_budget_share),
             public_bounds=public,
+            feature_names=None if names is None else list(names),
             random_state=rng,
             source=type(self).__name__ + ".bounds",
         )
@@ -522,20 +523,3 @@ class MulticlassFMClassifierMixin(FMClassifierMixin):
 
 def _is_private(value):
     return isinstance(value, str) and value == "private"
-
-
-def _public_by_index(public_bounds, n_features, names):
-    """``public_bounds`` keyed by column index (names need ``feature_names_in_``)."""
-    if not public_bounds:
-        return {}
-    out = {}
-    for key, value in public_bounds.items():
-        if isinstance(key, str):
-            if names is None or key not in list(names):
-                raise ValueError(
-                    f"public_bounds names the feature {key!r}, which is not a "
-                    "column of X (names need a DataFrame)."
-                )
-            key = list(names).index(key)
-        out[key] = value
-    return out
