@@ -5,10 +5,9 @@ n from 420 to 53,940) at eps in {0.1, 0.5, 1, 2, 5}: test MSE over non-private
 OLS's, median over seeds, for
 
 - **FM declared**: ``FMLinearRegression`` (Gaussian, the default
-  ``postprocessing="eb"``) with the documentation's ranges (the task's
-  ``[0, 1]`` encoding and ``bounds_y``); **FM ridge** the same release with the
-  previous post-processing (``"ridge"``), to show what the new one changes;
-  **FM Laplace** (pure eps) with "eb";
+  ``postprocessing="ridge"``) with the documentation's ranges (the task's
+  ``[0, 1]`` encoding and ``bounds_y``); **FM eb** the same release solved with
+  ``postprocessing="eb"`` (empirical Bayes); **FM Laplace** (pure eps);
 - **FM private**: the same estimator on the features in their own units with
   ``bounds_X="private"``, ``bounds_y="private"`` (10% of eps), the indicator,
   one-hot and ordinal columns given by ``public_bounds`` (their range is the
@@ -67,7 +66,7 @@ EPS_QUICK = [0.5, 2.0]
 QUICK_MAX_TRAIN = 3_000
 SHARE = 0.1  # the estimators' default bounds_budget_share
 BASELINES = ["AdaSSP", "Theil-Sen", "diffprivlib"]
-REG_METHODS = ["FM declared", "FM ridge", "FM Laplace", "FM private", *BASELINES]
+REG_METHODS = ["FM declared", "FM eb", "FM Laplace", "FM private", *BASELINES]
 CLF_METHODS = ["FM declared", "FM private"]
 
 
@@ -103,7 +102,7 @@ def _regression_cell(task, tr, te, eps, seed):
     declared = {"bounds_X": (0.0, 1.0), "bounds_y": task.y_bounds}
     for key, kw in (
         ("FM declared", {"mechanism": "gaussian"}),
-        ("FM ridge", {"mechanism": "gaussian", "postprocessing": "ridge"}),
+        ("FM eb", {"mechanism": "gaussian", "postprocessing": "eb"}),
         ("FM Laplace", {"mechanism": "laplace"}),
     ):
         reg = FMLinearRegression(**common, **declared, **kw)

@@ -106,7 +106,7 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
         max_nonzero=None,
         fit_intercept=True,
         linear_weight="auto",
-        postprocessing="eb",
+        postprocessing="ridge",
         public_bounds=None,
         bounds_budget_share=0.1,
         random_state=None,

@@ -198,13 +198,13 @@ def test_empirical_bayes_drops_the_features_when_noise_swamps_them():
     assert w[-1] == pytest.approx(y.mean(), abs=5 * 0.5 * sd_b / n)
 
 
-def test_eb_is_the_default_and_ridge_is_kept():
+def test_ridge_is_the_default_and_eb_an_option():
     X, y = _data(n=2000)
     kw = {"epsilon": 1.0, "bounds_X": [(0, 0, 0), (100, 1e5, 1)]}
     kw.update(bounds_y=(-5, 10), random_state=0)
-    eb = FMLinearRegression(**kw).fit(X, y)
-    ridge = FMLinearRegression(postprocessing="ridge", **kw).fit(X, y)
-    assert FMLinearRegression().postprocessing == "eb"
+    eb = FMLinearRegression(postprocessing="eb", **kw).fit(X, y)
+    ridge = FMLinearRegression(**kw).fit(X, y)
+    assert FMLinearRegression().postprocessing == "ridge"
     assert not np.allclose(eb.coef_, ridge.coef_)
     with pytest.raises(ValueError):
         FMLogisticRegression(postprocessing="eb").fit(X, (y > 3).astype(int))
