@@ -106,9 +106,9 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
         max_nonzero=None,
         fit_intercept=True,
         linear_weight="auto",
-        postprocessing="ridge",
+        postprocessing="eb",
         public_bounds=None,
-        bounds_budget_share=0.1,
+        bounds_budget_share=0.2,
         random_state=None,
     ):
         self.epsilon = epsilon

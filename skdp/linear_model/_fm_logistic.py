@@ -205,7 +205,7 @@ class FMLogisticRegression(MulticlassFMClassifierMixin, _BaseFM):
         refinement=None,
         refinement_budget_share=0.5,
         public_bounds=None,
-        bounds_budget_share=0.1,
+        bounds_budget_share=0.2,
         random_state=None,
     ):
         self.epsilon = epsilon

@@ -1,5 +1,4 @@
-"""FM estimators with private bounds (bounds_X / bounds_y = "private") and the
-empirical-Bayes post-processing of FMLinearRegression."""
+"""FM estimators with private bounds (bounds_X / bounds_y = "private")."""
 
 import warnings
 
@@ -8,10 +7,9 @@ import pandas as pd
 import pytest
 from sklearn.linear_model import LinearRegression
 
-from skdp._fm.solve import empirical_bayes_solve
 from skdp.accounting import PrivacyBudget, track_budget
 from skdp.linear_model import FMLinearRegression, FMLogisticRegression
-from skdp.preprocessing import PrivateBoundsWarning
+from skdp.preprocessing import PrivateBoundsWarning, private_bounds
 
 
 def _data(n=6000, seed=0):
@@ -41,11 +39,43 @@ def test_spend_is_composed_and_recorded_as_two_releases():
     with track_budget() as acc:
         reg = _private(mechanism="gaussian", delta=1e-8).fit(X, y)
     assert acc.spends == [
-        ("FMLinearRegression.bounds", PrivacyBudget(0.2, 0.0)),
-        ("FMLinearRegression", PrivacyBudget(1.8, 1e-8)),
+        ("FMLinearRegression.bounds", PrivacyBudget(0.4, 0.0)),
+        ("FMLinearRegression", PrivacyBudget(1.6, 1e-8)),
     ]
     assert reg.privacy_spent_ == PrivacyBudget(2.0, 1e-8)
-    assert reg.bounds_privacy_spent_ == PrivacyBudget(0.2, 0.0)
+    assert reg.bounds_privacy_spent_ == PrivacyBudget(0.4, 0.0)
+
+
+def test_the_label_range_gets_half_of_the_bounds_budget(monkeypatch):
+    import skdp._fm.estimator as estimator
+
+    seen = []
+
+    def spy(*args, **kwargs):
+        result = private_bounds(*args, **kwargs)
+        seen.append(result)
+        return result
+
+    monkeypatch.setattr(estimator, "private_bounds", spy)
+    X, y = _data()
+    _private().fit(X, y)
+    # columns (X0, X1, X2 public, y): the label as much as both features
+    np.testing.assert_allclose(seen[0].epsilon_per_column, [0.1, 0.1, 0.0, 0.2])
+
+
+def test_predictions_use_the_released_box():
+    """The model is fitted on rows clipped to the released ranges: a test row
+    beyond them is predicted at the box's edge, not extrapolated."""
+    X, y = _data()
+    reg = _private().fit(X, y)
+    lo, hi = reg.bounds_
+    far = np.array([[hi[0] + 1e6, lo[1] - 1e6, 1.0]])
+    edge = np.array([[hi[0], lo[1], 1.0]])
+    np.testing.assert_allclose(reg.predict(far), reg.predict(edge))
+    declared = FMLinearRegression(
+        epsilon=2.0, bounds_X=(lo, hi), bounds_y=reg.bounds_y_, random_state=0
+    ).fit(X, y)
+    assert declared.predict(far)[0] != pytest.approx(declared.predict(edge)[0])
 
 
 def test_reports_the_ranges_in_the_users_units():
@@ -61,7 +91,8 @@ def test_reports_the_ranges_in_the_users_units():
 
 
 def test_private_bounds_fit_well_at_large_n_epsilon():
-    """n * eps per column = 6000 * 0.2 / 3 = 400: the model is close to OLS."""
+    """n * eps = 6000 * 0.4 = 2400 for the ranges (600 per feature, 1200 for
+    the label): the model is close to OLS."""
     X, y = _data()
     reg = _private(epsilon=2.0).fit(X, y)
     ols = LinearRegression().fit(X, y)
@@ -94,7 +125,7 @@ def test_pandas_schema_is_free():
     assert reg.bounds_[0][1:].tolist()[1] == 0.0 and reg.bounds_[1][2] == 1.0
     assert (reg.bounds_[0][0], reg.bounds_[1][0]) == (0.0, 100.0)
     assert reg.bounds_y_ == (-5.0, 10.0)
-    assert acc.spends[0] == ("FMLinearRegression.bounds", PrivacyBudget(0.1, 0.0))
+    assert acc.spends[0] == ("FMLinearRegression.bounds", PrivacyBudget(0.2, 0.0))
 
 
 def test_classifier_with_private_bounds():
@@ -111,8 +142,8 @@ def test_classifier_with_private_bounds():
         ).fit(X, labels)
     assert clf.privacy_spent_ == PrivacyBudget(2.0, 0.0)
     assert [s for _, s in acc.spends] == [
-        PrivacyBudget(0.2, 0.0),
-        PrivacyBudget(1.8, 0.0),
+        PrivacyBudget(0.4, 0.0),
+        PrivacyBudget(1.6, 0.0),
     ]
     assert clf.score(X, labels) > 0.75
     # the Taylor round's model is mapped back to the user's units too
@@ -122,7 +153,7 @@ def test_classifier_with_private_bounds():
 
 def test_warns_when_the_budget_per_column_is_small():
     X, y = _data(n=300)
-    with pytest.warns(PrivateBoundsWarning, match="per column"):
+    with pytest.warns(PrivateBoundsWarning, match="for a column"):
         _private(epsilon=1.0).fit(X, y)
 
 
@@ -162,49 +193,3 @@ def test_steps_without_all_rows_refuse_private_bounds(step):
             reg.fit_chunks([(X, y)])
         else:
             getattr(reg, step)(X, y)
-
-
-# ------------------------------------------------------- empirical Bayes solve
-def test_empirical_bayes_without_noise_is_least_squares():
-    rng = np.random.default_rng(0)
-    X = np.column_stack([rng.normal(size=(200, 3)), np.ones(200)])
-    y = X @ [1.0, -2.0, 0.5, 3.0] + rng.normal(size=200)
-    A, b = X.T @ X, -2 * X.T @ y
-    w = empirical_bayes_solve(A, b, noise_std=0.0, noise_std_b=0.0, fit_intercept=True)
-    np.testing.assert_allclose(w, np.linalg.solve(A, X.T @ y), rtol=1e-9)
-
-
-def test_empirical_bayes_drops_the_features_when_noise_swamps_them():
-    """Noise 100x the statistics: the features' coefficients are shrunk to ~0
-    and the intercept stays the mean of the labels up to its own noise (the
-    plain solve of the noisy quadratic loses even the mean)."""
-    rng = np.random.default_rng(1)
-    n = 2000
-    X = np.column_stack([rng.uniform(-1, 1, (n, 4)), np.ones(n)])
-    y = X @ [0.3, 0.0, 0.0, 0.0, 0.5] + 0.1 * rng.normal(size=n)
-    A, b = X.T @ X, -2 * X.T @ y
-    sd = 100.0 * np.abs(A[:4, :4]).max()
-    sd_b = 0.01 * np.abs(b).max()
-    E = rng.normal(0, sd, (5, 5))
-    E = np.triu(E) + np.triu(E, 1).T
-    E[-1, -1] = 0.0  # the intercept's diagonal is exact
-    A_hat, b_hat = A + E, b + rng.normal(0, sd_b, 5)
-    w = empirical_bayes_solve(
-        A_hat, b_hat, noise_std=sd, noise_std_b=sd_b, fit_intercept=True
-    )
-    plain = np.linalg.solve(A_hat, -0.5 * b_hat)
-    assert abs(plain[-1] - y.mean()) > 0.2  # the noise is real
-    assert np.abs(w[:4]).max() < 0.1
-    assert w[-1] == pytest.approx(y.mean(), abs=5 * 0.5 * sd_b / n)
-
-
-def test_ridge_is_the_default_and_eb_an_option():
-    X, y = _data(n=2000)
-    kw = {"epsilon": 1.0, "bounds_X": [(0, 0, 0), (100, 1e5, 1)]}
-    kw.update(bounds_y=(-5, 10), random_state=0)
-    eb = FMLinearRegression(postprocessing="eb", **kw).fit(X, y)
-    ridge = FMLinearRegression(**kw).fit(X, y)
-    assert FMLinearRegression().postprocessing == "ridge"
-    assert not np.allclose(eb.coef_, ridge.coef_)
-    with pytest.raises(ValueError):
-        FMLogisticRegression(postprocessing="eb").fit(X, (y > 3).astype(int))

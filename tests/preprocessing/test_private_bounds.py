@@ -220,7 +220,9 @@ def test_schema_and_public_bounds_cost_nothing():
         [0.0, 1.0, -5.0],
         [1.0, 4.0, 5.0],
     )
-    assert res.epsilon == 2.0 and res.epsilon_per_column == 2.0
+    assert res.epsilon == 2.0
+    assert res.epsilon_per_column.tolist() == [2.0, 0.0, 0.0, 0.0]
+    assert np.isnan(res.quantile_level[1:]).all() and res.quantile_level[0] > 0
     assert acc.total == PrivacyBudget(2.0, 0.0)
     # all public: nothing is spent or recorded
     with track_budget() as acc:
@@ -237,7 +239,7 @@ def test_spend_is_recorded_under_its_source():
 
 def test_warns_where_the_budget_is_too_small():
     X = np.random.default_rng(0).normal(size=(300, 4))
-    with pytest.warns(PrivateBoundsWarning, match="n \\* epsilon = 37.5 per column"):
+    with pytest.warns(PrivateBoundsWarning, match="n \\* epsilon = 37.5 for a column"):
         private_bounds(X, epsilon=0.5, random_state=0)
     n = int(MIN_N_EPSILON / 0.5) + 1
     X = np.random.default_rng(0).normal(size=(n, 1))
@@ -246,6 +248,23 @@ def test_warns_where_the_budget_is_too_small():
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivateBoundsWarning)
         private_bounds(X, epsilon=0.5, random_state=0)
+
+
+def test_label_column_gets_as_much_as_the_other_estimated_columns():
+    X = np.random.default_rng(0).normal(size=(4000, 4))
+    with track_budget() as acc:
+        res = private_bounds(
+            X, epsilon=2.0, public_bounds={1: (-9, 9)}, label_column=3, random_state=0
+        )
+    np.testing.assert_allclose(res.epsilon_per_column, [0.5, 0.0, 0.5, 1.0])
+    assert acc.spends == [("private_bounds", PrivacyBudget(2.0, 0.0))]
+    # alone, or public: the others split equally
+    alone = private_bounds(X[:, [3]], epsilon=2.0, label_column=0, random_state=0)
+    assert alone.epsilon_per_column.tolist() == [2.0]
+    public = private_bounds(
+        X, epsilon=2.0, public_bounds={3: (-9, 9)}, label_column=3, random_state=0
+    )
+    np.testing.assert_allclose(public.epsilon_per_column, [2 / 3, 2 / 3, 2 / 3, 0])
 
 
 @pytest.mark.parametrize(
@@ -258,6 +277,7 @@ def test_warns_where_the_budget_is_too_small():
         (np.ones((3, 2)), {"public_bounds": {0: (1, 0)}}, ValueError, "lower <="),
         (np.ones((3, 2)), {"public_bounds": {0: "x"}}, ValueError, "pair"),
         (np.ones((3, 2)), {"epsilon": 0.0}, ValueError, "epsilon"),
+        (np.ones((3, 2)), {"label_column": 2}, ValueError, "label_column"),
         (np.ones(3), {}, ValueError, "2-dimensional"),
     ],
 )
