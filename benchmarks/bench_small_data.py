@@ -328,7 +328,7 @@ def _reason(m, base, other):
     ratio = float(np.median(m["noise/signal"]))
     private = float(np.median(np.asarray(m["FM private"]) / base))
     text = (
-        f"release noise: FM at eps=inf {exact:.3g}; noise sd on X^T y = "
+        f"release noise: FM at eps=inf {exact:.3f}; noise sd on X^T y = "
         f"{ratio:.2g} x the largest |n cov(x_j, y)|"
     )
     if other == "Theil-Sen":
