@@ -14,6 +14,7 @@ collinear features at large ``n * epsilon`` (diamonds: 40x OLS at eps 2).
 import numpy as np
 
 from skdp._fm import release
+from skdp._fm.empirical_bayes import label_mean_prior
 from skdp._fm.solve import to_user_model
 
 __all__ = ["partialled_eb_model"]
@@ -36,19 +37,13 @@ def partialled_eb_model(est, X, y):
         linear_weight=est.linear_weight,
         random_state=est.random_state,
     )
-    A, b = noisy.A, noisy.b
-    noise_std, noise_std_b = noisy.noise_std, noisy.noise_std_b
-    prior = None
-    if domain.fit_intercept and domain.y_bounds is not None:
-        h = 0.5 * (domain.y_bounds[1] - domain.y_bounds[0])
-        prior = h * h / (3.0 * domain.intercept_scaling**2)
     w = partialled_eb_solve(
-        A,
-        b,
-        noise_std=noise_std,
-        noise_std_b=noise_std_b,
+        noisy.A,
+        noisy.b,
+        noise_std=noisy.noise_std,
+        noise_std_b=noisy.noise_std_b,
         fit_intercept=domain.fit_intercept,
-        intercept_prior=prior,
+        intercept_prior=label_mean_prior(domain),
     )
     return to_user_model(w, domain)
 

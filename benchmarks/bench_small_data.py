@@ -220,8 +220,7 @@ def regression_table(task, per, base, n_train, n_seeds):
         others = [k for k in BASELINES if m[k]]
         best = min(others, key=lambda k: np.median(m[k]))
         mean, se = paired_difference(fm, np.asarray(m[best]) / base)
-        rule = min(FM_SOLVES[1:], key=lambda k: np.median(m[k]))
-        mean_r, se_r = paired_difference(fm, np.asarray(m[rule]) / base)
+        rule, _, (mean_r, se_r) = _against_replaced_rules(m, base)
         rows.append(
             [
                 e,
@@ -239,6 +238,14 @@ def regression_table(task, per, base, n_train, n_seeds):
     )
 
 
+def _against_replaced_rules(m, base):
+    """The better (lower median) of the rules "eb" replaced, its MSE / OLS
+    per seed, and the paired difference (mean, s.e.) of FM declared minus it."""
+    rule = min(FM_SOLVES[1:], key=lambda k: np.median(m[k]))
+    other = np.asarray(m[rule]) / base
+    return rule, other, paired_difference(np.asarray(m["FM declared"]) / base, other)
+
+
 def solve_rule_rows(results):
     """Per cell: the default solve ("eb") against the better of the two rules
     it replaces (same release), and whether it is worse by > 2 s.e."""
@@ -248,9 +255,7 @@ def solve_rule_rows(results):
             continue
         for e, m in per.items():
             fm = np.asarray(m["FM declared"]) / base
-            rule = min(FM_SOLVES[1:], key=lambda k: np.median(m[k]))
-            other = np.asarray(m[rule]) / base
-            mean, se = paired_difference(fm, other)
+            rule, other, (mean, se) = _against_replaced_rules(m, base)
             verdict = "worse" if mean > 2 * se else "at or below"
             rows.append(
                 [

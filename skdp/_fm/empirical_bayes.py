@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-__all__ = ["EB_RIDGE_FLOOR", "empirical_bayes_solve"]
+__all__ = ["EB_RIDGE_FLOOR", "empirical_bayes_solve", "label_mean_prior"]
 
 # The smallest ridge the solve uses on the features, in units of the expected
 # spectral norm of the noise matrix (2 sqrt(p) * noise std; see
@@ -23,6 +23,17 @@ EB_RIDGE_FLOOR = 0.25
 # The signal strength g is searched on 121 points over 12 decades around the
 # moment estimate (and g = 0): the likelihood is flat on a finer scale.
 _GRID = np.logspace(-6.0, 6.0, 121)
+
+
+def label_mean_prior(domain):
+    """The prior variance of the mean level in the intercept coefficient's
+    units: ``h^2 / (3 s^2)``, a mean uniform over labels centred in
+    ``[-h, h]`` (intercept column ``s``); None without an intercept or label
+    range."""
+    if not domain.fit_intercept or domain.y_bounds is None:
+        return None
+    h = 0.5 * (domain.y_bounds[1] - domain.y_bounds[0])
+    return h * h / (3.0 * domain.intercept_scaling**2)
 
 
 def empirical_bayes_solve(

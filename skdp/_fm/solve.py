@@ -5,7 +5,7 @@ import math
 import numpy as np
 from scipy import linalg
 
-from skdp._fm.empirical_bayes import empirical_bayes_solve
+from skdp._fm.empirical_bayes import empirical_bayes_solve, label_mean_prior
 from skdp._fm.sensitivity import default_coef_norm, prior_eigenvalue
 
 __all__ = [
@@ -143,17 +143,13 @@ def solve_release(
             raise ValueError(
                 "postprocessing='eb' is for least squares; use 'ridge' here."
             )
-        prior = None
-        if domain.fit_intercept and domain.y_bounds is not None:
-            h = 0.5 * (domain.y_bounds[1] - domain.y_bounds[0])
-            prior = h * h / (3.0 * domain.intercept_scaling**2)
         w = empirical_bayes_solve(
             A,
             b,
             noise_std=noise_std,
             noise_std_b=noise_std_b,
             fit_intercept=domain.fit_intercept,
-            intercept_prior=prior,
+            intercept_prior=label_mean_prior(domain),
         )
         return to_user_model(w, domain)
     w = solve_noisy_quadratic(
