@@ -375,9 +375,8 @@ def plot(records, cfg, out_dir):
         for name in ["LR", "LR-fwd", "BH", "sigmoid"]:
             aucs = [_cell(records, task, "RR", e, name, "auc") for e in cfg["eps"]]
             ax.plot(cfg["eps"], aucs, marker="o", label=name)
-        ax.axhline(
-            _cell(records, task, "clean", np.inf, "LR", "auc"), color="grey", lw=0.8
-        )
+        clean = _cell(records, task, "clean", np.inf, "LR", "auc")
+        ax.axhline(clean, color="grey", lw=0.8, label="LR, clean labels")
         ax.set_xscale("log")
         ax.set_title(task)
         ax.set_xlabel("eps (RR)")
