@@ -181,6 +181,7 @@ BENCH_ORDER = [
     "papers",
     "fm_utility",
     "fm_newton",
+    "small_data",
     "label_privacy",
     "symmetric_loss",
     "label_learning",
@@ -200,6 +201,7 @@ BENCH_TITLES = {
     "papers": "Tables 1 and 3 of the functional-mechanism paper",
     "fm_utility": "Functional mechanism on real data (AdaSSP, diffprivlib)",
     "fm_newton": "Logistic regression: Newton and gradient-step refinements",
+    "small_data": "Small-data regression and private ranges",
     "label_privacy": "Label privacy: throughput and exact survival tables",
     "symmetric_loss": "Symmetric losses on privatized labels",
     "label_learning": "Learning from privatized labels",
@@ -248,6 +250,14 @@ BENCH_ABOUT = {
         "The optional second (Newton) release of "
         ":class:`~skdp.linear_model.FMLogisticRegression` and the gradient-step "
         "experiment against the single Taylor release at the same total budget."
+    ),
+    "small_data": (
+        ":class:`~skdp.linear_model.FMLinearRegression` (empirical-Bayes solve) "
+        "against AdaSSP [Wang2018]_, OpenDP's private Theil-Sen and diffprivlib "
+        "on real regressions from 294 rows, with the documentation's ranges and "
+        "with private ranges (``bounds_X=\"private\"``), and the private-range "
+        "column for binary classification (see "
+        ":doc:`../user_guide/private_regression`)."
     ),
     "label_privacy": (
         "Release throughput of the label privatizers, the exact recommended "
