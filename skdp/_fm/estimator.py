@@ -26,7 +26,7 @@ from skdp._fm.centring import centred_domain
 from skdp._fm.domain import DataDomain
 from skdp._fm.statistics import fingerprint_items
 from skdp.accounting import PrivacyBudget
-from skdp.preprocessing._private_bounds import private_bounds
+from skdp.preprocessing import private_bounds
 from skdp.utils import check_bounds
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.privacy_warnings import warn_privacy_leak

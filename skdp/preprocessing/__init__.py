@@ -17,6 +17,7 @@ from skdp.preprocessing._private_bounds import (
     PrivateBounds,
     PrivateBoundsWarning,
     private_bounds,
+    schema_bounds,
 )
 from skdp.preprocessing._private_label import PrivateLabelClassifier
 from skdp.preprocessing._randomized_response import RandomizedResponse
@@ -32,4 +33,5 @@ __all__ = [
     "label_survival_probability",
     "private_bounds",
     "recommended_epsilon",
+    "schema_bounds",
 ]

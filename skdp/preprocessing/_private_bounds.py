@@ -222,6 +222,25 @@ def schema_bounds(X):
     categories give ``(min, max)`` of the declared categories (the dtype's
     category list is the schema, whichever of them occur). Anything else, and
     any non-DataFrame input, gives nothing.
+
+    Parameters
+    ----------
+    X : DataFrame or array-like
+        The features; only a DataFrame's dtypes are read, never its values.
+
+    Returns
+    -------
+    dict
+        ``{column index: (lower, upper)}`` for the columns the schema bounds.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skdp.preprocessing import schema_bounds
+    >>> df = pd.DataFrame({"owner": [True, False], "age": [31.0, 52.0],
+    ...                    "rooms": pd.Categorical([2, 3], categories=[1, 2, 3, 4])})
+    >>> schema_bounds(df)
+    {0: (0.0, 1.0), 2: (1.0, 4.0)}
     """
     dtypes = getattr(X, "dtypes", None)
     if dtypes is None or not hasattr(X, "columns"):
