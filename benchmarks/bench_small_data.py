@@ -58,6 +58,7 @@ from _common import (  # noqa: E402
     paired_difference,
     progress,
     pyplot,
+    save_figure,
     write_result,
 )
 from _eb_partialled import partialled_eb_model  # noqa: E402
@@ -246,28 +247,33 @@ def _against_replaced_rules(m, base):
     return rule, other, paired_difference(np.asarray(m["FM declared"]) / base, other)
 
 
+def _regression_cells(results):
+    """``(task, eps, per-method values, OLS MSEs, n_train, FM declared / OLS)``
+    for every regression cell."""
+    for task, per, base, n_train in results:
+        if task.kind == "regression":
+            for e, m in per.items():
+                yield task, e, m, base, n_train, np.asarray(m["FM declared"]) / base
+
+
 def solve_rule_rows(results):
     """Per cell: the default solve ("eb") against the better of the two rules
     it replaces (same release), and whether it is worse by > 2 s.e."""
     rows = []
-    for task, per, base, n_train in results:
-        if task.kind != "regression":
-            continue
-        for e, m in per.items():
-            fm = np.asarray(m["FM declared"]) / base
-            rule, other, (mean, se) = _against_replaced_rules(m, base)
-            verdict = "worse" if mean > 2 * se else "at or below"
-            rows.append(
-                [
-                    task.name,
-                    e,
-                    f"{n_train * e:.0f}",
-                    float(np.median(fm)),
-                    f"{float(np.median(other)):.4g} ({rule.removeprefix('FM ')})",
-                    f"{mean:+.3f} ({se:.3f})",
-                    verdict,
-                ]
-            )
+    for task, e, m, base, n_train, fm in _regression_cells(results):
+        rule, other, (mean, se) = _against_replaced_rules(m, base)
+        verdict = "worse" if mean > 2 * se else "at or below"
+        rows.append(
+            [
+                task.name,
+                e,
+                f"{n_train * e:.0f}",
+                float(np.median(fm)),
+                f"{float(np.median(other)):.4g} ({rule.removeprefix('FM ')})",
+                f"{mean:+.3f} ({se:.3f})",
+                verdict,
+            ]
+        )
     return rows
 
 
@@ -297,32 +303,28 @@ def binary_table(task, per, base, n_train, n_seeds):
 def not_first(results):
     """Regression cells where FM declared is not first, and why."""
     rows = []
-    for task, per, base, n_train in results:
-        if task.kind != "regression":
-            continue
-        for e, m in per.items():
-            fm = np.asarray(m["FM declared"]) / base
-            for other in BASELINES:
-                if not m[other]:
-                    continue
-                o = np.asarray(m[other]) / base
-                if np.median(fm) <= np.median(o):
-                    continue
-                mean, se = paired_difference(fm, o)
-                within = mean <= 2 * se
-                rows.append(
-                    [
-                        task.name,
-                        e,
-                        f"{n_train * e:.0f}",
-                        other,
-                        float(np.median(fm)),
-                        float(np.median(o)),
-                        f"{mean:+.3f} ({se:.3f})",
-                        "within 2 s.e." if within else "LOSES",
-                        _reason(m, base, other),
-                    ]
-                )
+    for task, e, m, base, n_train, fm in _regression_cells(results):
+        for other in BASELINES:
+            if not m[other]:
+                continue
+            o = np.asarray(m[other]) / base
+            if np.median(fm) <= np.median(o):
+                continue
+            mean, se = paired_difference(fm, o)
+            within = mean <= 2 * se
+            rows.append(
+                [
+                    task.name,
+                    e,
+                    f"{n_train * e:.0f}",
+                    other,
+                    float(np.median(fm)),
+                    float(np.median(o)),
+                    f"{mean:+.3f} ({se:.3f})",
+                    "within 2 s.e." if within else "LOSES",
+                    _reason(m, base, other),
+                ]
+            )
     return rows
 
 
@@ -405,12 +407,7 @@ def _plot(results, out_dir, name):
     for ax in list(axes.flat)[len(reg) :]:
         ax.axis("off")
     axes.flat[0].legend(fontsize=7)
-    fig.tight_layout()
-    path = Path(out_dir) / f"{name}.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save_figure(fig, out_dir, name)
 
 
 def main(quick=True, out_dir="benchmarks/results", name="small_data", n_seeds=None):
