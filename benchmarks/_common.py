@@ -187,3 +187,13 @@ def figure_legend(fig, axes, ncol=6):
     )
     bottom = min(0.4, (0.15 + 0.25 * rows) / fig.get_size_inches()[1])
     fig.tight_layout(rect=(0, bottom, 1, 1))
+
+
+def save_figure(fig, out_dir, name):
+    """Lay out ``fig``, write it to ``out_dir/<name>.png`` and close it; the path."""
+    fig.tight_layout()
+    path = Path(out_dir) / f"{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    pyplot().close(fig)
+    return path

@@ -24,6 +24,7 @@ ORDER = [
     "bench_fm",
     "bench_fm_utility",
     "bench_private_logistic",
+    "bench_small_data",
     "bench_label_privacy",
     "bench_symmetric_loss",
     "bench_label_learning",

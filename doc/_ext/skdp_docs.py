@@ -183,6 +183,7 @@ BENCH_ORDER = [
     "fm_newton",
     "private_logistic",
     "private_logistic_rule",
+    "small_data",
     "label_privacy",
     "symmetric_loss",
     "label_learning",
@@ -205,6 +206,7 @@ BENCH_TITLES = {
     "private_logistic": "Private logistic regression: FM, OP and auto",
     "private_logistic_rule": "Private logistic regression: the grid behind auto",
     "fm_newton": "Logistic regression: Newton and gradient-step refinements",
+    "small_data": "Small-data regression and private ranges",
     "label_privacy": "Label privacy: throughput and exact survival tables",
     "symmetric_loss": "Symmetric losses on privatized labels",
     "label_learning": "Learning from privatized labels",
@@ -268,6 +270,14 @@ BENCH_ABOUT = {
         "perturbation iff its public noise-to-signal ratio is at most 40): FM "
         "against OP on every binary and multi-class task at four training sizes "
         "and on synthetic tasks, sorted by that ratio."
+    ),
+    "small_data": (
+        ":class:`~skdp.linear_model.FMLinearRegression` (empirical-Bayes solve) "
+        "against AdaSSP [Wang2018]_, OpenDP's private Theil-Sen and diffprivlib "
+        "on real regressions from 294 rows, with the documentation's ranges and "
+        "with private ranges (``bounds_X=\"private\"``), and the private-range "
+        "column for binary classification (see "
+        ":doc:`../user_guide/private_regression`)."
     ),
     "label_privacy": (
         "Release throughput of the label privatizers, the exact recommended "

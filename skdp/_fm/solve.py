@@ -5,10 +5,12 @@ import math
 import numpy as np
 from scipy import linalg
 
+from skdp._fm.empirical_bayes import empirical_bayes_solve, label_mean_prior
 from skdp._fm.sensitivity import default_coef_norm, prior_eigenvalue
 
 __all__ = [
     "DEFAULT_RIDGE_FACTOR",
+    "empirical_bayes_solve",
     "solve_noisy_quadratic",
     "solve_release",
     "to_user_model",
@@ -125,18 +127,36 @@ def solve_release(
 ):
     """``(coef, intercept)`` from a noisy release: the one solve of every FM fit.
 
-    Post-processes and solves with :func:`solve_noisy_quadratic` (the ridge
-    floor uses the data-free :func:`~skdp._fm.sensitivity.default_coef_norm`,
-    the fallback for a quadratic lost in the noise the data-free
+    ``method="eb"`` (least squares only): the posterior mean of
+    :func:`~skdp._fm.empirical_bayes.empirical_bayes_solve`, the mean level's
+    prior the uniform one over ``y_bounds`` (variance ``h^2 / 3`` for
+    half-width ``h``). Otherwise post-processes and solves with
+    :func:`solve_noisy_quadratic` (the ridge floor uses the data-free
+    :func:`~skdp._fm.sensitivity.default_coef_norm`, the fallback for a
+    quadratic lost in the noise the data-free
     :func:`~skdp._fm.sensitivity.prior_eigenvalue` for ``n`` rows) and maps the
     intercept column back: ``intercept = s * w[-1]``, then a shifted domain
     back to the user's units (:meth:`~skdp._fm.domain.DataDomain.to_user_units`).
     """
+    if method == "eb" and noise_std > 0:
+        if objective != "squared":
+            raise ValueError(
+                "postprocessing='eb' is for least squares; use 'ridge' here."
+            )
+        w = empirical_bayes_solve(
+            A,
+            b,
+            noise_std=noise_std,
+            noise_std_b=noise_std_b,
+            fit_intercept=domain.fit_intercept,
+            intercept_prior=label_mean_prior(domain),
+        )
+        return to_user_model(w, domain)
     w = solve_noisy_quadratic(
         A,
         b,
         noise_std=noise_std,
-        method=method,
+        method="ridge" if method == "eb" else method,
         noise_std_b=noise_std_b,
         coef_norm=default_coef_norm(objective, domain),
         prior_eig=prior_eigenvalue(objective, domain, n),

@@ -1,8 +1,13 @@
 """FMLinearRegression: least squares by the functional mechanism."""
 
 from skdp._fm.estimator import FMRegressorMixin
-from skdp.linear_model._fm import _COMMON_ATTRS_DOC, _COMMON_PARAMS_DOC, _BaseFM
-from skdp.utils.sklearn_compat import fit_context
+from skdp.linear_model._fm import (
+    _COMMON_ATTRS_DOC,
+    _COMMON_PARAMS_DOC,
+    _EB_DOC,
+    _BaseFM,
+)
+from skdp.utils.sklearn_compat import StrOptions, fit_context
 
 __all__ = ["FMLinearRegression"]
 
@@ -15,9 +20,11 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
     domain, then solves the post-processed noisy quadratic in closed form.
 
     Parameters
-    ----------{_COMMON_PARAMS_DOC}
-    bounds_y : tuple (lower, upper) or None, default=None
-        Label bounds; labels are clipped. None infers them from the data with a
+    ----------{_COMMON_PARAMS_DOC.replace("<POSTPROCESSING>", _EB_DOC)}
+    bounds_y : tuple (lower, upper), "private" or None, default=None
+        Label bounds; labels are clipped. ``"private"``: released by :meth:`fit`
+        within the ``bounds_budget_share`` of epsilon (shared with the features
+        when ``bounds_X="private"``). None infers them from the data with a
         :class:`~skdp.exceptions.PrivacyLeakWarning`.
 
     Attributes
@@ -89,7 +96,8 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
 
     _parameter_constraints = {
         **_BaseFM._parameter_constraints,
-        "bounds_y": [tuple, list, None],
+        "bounds_y": [tuple, list, StrOptions({"private"}), None],
+        "postprocessing": [StrOptions({"eb", "ridge", "trim", "none"})],
     }
 
     def __init__(
@@ -104,7 +112,9 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
         max_nonzero=None,
         fit_intercept=True,
         linear_weight="auto",
-        postprocessing="ridge",
+        postprocessing="eb",
+        public_bounds=None,
+        bounds_budget_share=0.2,
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -117,6 +127,8 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
         self.fit_intercept = fit_intercept
         self.linear_weight = linear_weight
         self.postprocessing = postprocessing
+        self.public_bounds = public_bounds
+        self.bounds_budget_share = bounds_budget_share
         self.random_state = random_state
 
     @fit_context(prefer_skip_nested_validation=True)

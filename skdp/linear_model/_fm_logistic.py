@@ -8,7 +8,12 @@ from skdp._fm.estimator import MulticlassFMClassifierMixin
 from skdp._fm.multinomial import release_multinomial, solve_multinomial
 from skdp._fm.solve import to_user_model
 from skdp._fm.statistics import clip_to_domain
-from skdp.linear_model._fm import _COMMON_ATTRS_DOC, _COMMON_PARAMS_DOC, _BaseFM
+from skdp.linear_model._fm import (
+    _COMMON_ATTRS_DOC,
+    _COMMON_PARAMS_DOC,
+    _RIDGE_DOC,
+    _BaseFM,
+)
 from skdp.utils.sklearn_compat import (
     Interval,
     StrOptions,
@@ -29,7 +34,7 @@ class FMLogisticRegression(MulticlassFMClassifierMixin, _BaseFM):
     (see Notes).
 
     Parameters
-    ----------{_COMMON_PARAMS_DOC}
+    ----------{_COMMON_PARAMS_DOC.replace("<POSTPROCESSING>", _RIDGE_DOC)}
     classes : array-like of shape (n_classes,) or None, default=None
         The labels; with two, ``classes[1]`` is the positive class (y = 1). Declared
         classes make the fit independent of which labels occur (a fit on data
@@ -225,6 +230,8 @@ class FMLogisticRegression(MulticlassFMClassifierMixin, _BaseFM):
         classes=None,
         refinement=None,
         refinement_budget_share=0.5,
+        public_bounds=None,
+        bounds_budget_share=0.2,
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -239,6 +246,8 @@ class FMLogisticRegression(MulticlassFMClassifierMixin, _BaseFM):
         self.classes = classes
         self.refinement = refinement
         self.refinement_budget_share = refinement_budget_share
+        self.public_bounds = public_bounds
+        self.bounds_budget_share = bounds_budget_share
         self.random_state = random_state
 
     def _check_refinement(self, data):
@@ -268,10 +277,11 @@ class FMLogisticRegression(MulticlassFMClassifierMixin, _BaseFM):
         """``(epsilon, delta)`` of the Taylor round and of the Newton round."""
         share = float(self.refinement_budget_share)
         delta = self.delta
-        if math.isinf(self.epsilon):  # no noise; the mechanisms still take delta
-            return (self.epsilon, delta), (self.epsilon, delta)
-        first = (self.epsilon * (1.0 - share), delta * (1.0 - share))
-        return first, (self.epsilon * share, delta * share)
+        epsilon = self._release_epsilon  # what private bounds leave, if any
+        if math.isinf(epsilon):  # no noise; the mechanisms still take delta
+            return (epsilon, delta), (epsilon, delta)
+        first = (epsilon * (1.0 - share), delta * (1.0 - share))
+        return first, (epsilon * share, delta * share)
 
     def _noisy_solution(self, stats, domain, rng, data=None):
         if self._objective == "multinomial_taylor":
@@ -312,7 +322,7 @@ class FMLogisticRegression(MulticlassFMClassifierMixin, _BaseFM):
             stats.b.reshape(domain.n_coef, C - 1),
             domain,
             C,
-            epsilon=self.epsilon,
+            epsilon=self._release_epsilon,
             delta=self.delta,
             mechanism=self.mechanism,
             linear_weight=self.linear_weight,

@@ -48,7 +48,8 @@ def test_regressor_at_eps_inf_equals_central_and_uncentred_fit():
     X, y = _data()
     kw = dict(epsilon=np.inf, bounds_X=(LOWER, UPPER), bounds_y=Y_BOUNDS)
     vertical = VerticalFMRegressor(partition=PARTS, label_party=2, **kw).fit(X, y)
-    central = FMLinearRegression(**kw).fit(X, y)
+    # the vertical estimators solve with "ridge" (the central default is "eb")
+    central = FMLinearRegression(**kw, postprocessing="ridge").fit(X, y)
     np.testing.assert_array_equal(vertical.offset_X_, central.offset_X_)
     assert vertical.offset_y_ == central.offset_y_ == 120.0
     np.testing.assert_allclose(vertical.coef_, central.coef_, rtol=1e-10)
@@ -97,7 +98,8 @@ def test_dealer_noise_release_equals_central(backend, mechanism):
         linear_weight=0.5,  # a power of two keeps the bfv fixed point exact
         random_state=3,
     )
-    central = FMLinearRegression(**kw).fit(X, y)
+    # the vertical estimators solve with "ridge" (the central default is "eb")
+    central = FMLinearRegression(**kw, postprocessing="ridge").fit(X, y)
     vertical = VerticalFMRegressor(
         partition=PARTS, noise_generation="dealer", secure_backend=backend, **kw
     ).fit(X, y)
@@ -172,7 +174,8 @@ def test_box_with_norm_makes_the_central_choice(bounds, data_norm, kept):
         linear_weight=0.5,
         random_state=2,
     )
-    central = FMLinearRegression(**kw).fit(X, y)
+    # the vertical estimators solve with "ridge" (the central default is "eb")
+    central = FMLinearRegression(**kw, postprocessing="ridge").fit(X, y)
     vertical = VerticalFMRegressor(
         partition=[[0, 1], [2, 3]], noise_generation="dealer", **kw
     ).fit(X, y)

@@ -1,0 +1,195 @@
+"""FM estimators with private bounds (bounds_X / bounds_y = "private")."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.linear_model import LinearRegression
+
+from skdp.accounting import PrivacyBudget, track_budget
+from skdp.linear_model import FMLinearRegression, FMLogisticRegression
+from skdp.preprocessing import PrivateBoundsWarning, private_bounds
+
+
+def _data(n=6000, seed=0):
+    """Features on very different scales and a 0/1 column."""
+    rng = np.random.default_rng(seed)
+    X = np.column_stack(
+        [rng.normal(50, 10, n), rng.lognormal(8, 0.5, n), rng.integers(0, 2, n)]
+    )
+    y = 0.05 * X[:, 0] + 1e-4 * X[:, 1] + 1.0 * X[:, 2] + rng.normal(0, 0.5, n)
+    return X, y
+
+
+def _private(**kw):
+    params = {
+        "epsilon": 2.0,
+        "bounds_X": "private",
+        "bounds_y": "private",
+        "public_bounds": {2: (0, 1)},
+        "random_state": 0,
+    }
+    params.update(kw)
+    return FMLinearRegression(**params)
+
+
+def test_spend_is_composed_and_recorded_as_two_releases():
+    X, y = _data()
+    with track_budget() as acc:
+        reg = _private(mechanism="gaussian", delta=1e-8).fit(X, y)
+    assert acc.spends == [
+        ("FMLinearRegression.bounds", PrivacyBudget(0.4, 0.0)),
+        ("FMLinearRegression", PrivacyBudget(1.6, 1e-8)),
+    ]
+    assert reg.privacy_spent_ == PrivacyBudget(2.0, 1e-8)
+    assert reg.bounds_privacy_spent_ == PrivacyBudget(0.4, 0.0)
+
+
+def test_the_label_range_gets_half_of_the_bounds_budget(monkeypatch):
+    import skdp._fm.estimator as estimator
+
+    seen = []
+
+    def spy(*args, **kwargs):
+        result = private_bounds(*args, **kwargs)
+        seen.append(result)
+        return result
+
+    monkeypatch.setattr(estimator, "private_bounds", spy)
+    X, y = _data()
+    _private().fit(X, y)
+    # columns (X0, X1, X2 public, y): the label as much as both features
+    np.testing.assert_allclose(seen[0].epsilon_per_column, [0.1, 0.1, 0.0, 0.2])
+
+
+def test_predictions_use_the_released_box():
+    """The model is fitted on rows clipped to the released ranges: a test row
+    beyond them is predicted at the box's edge, not extrapolated."""
+    X, y = _data()
+    reg = _private().fit(X, y)
+    lo, hi = reg.bounds_
+    far = np.array([[hi[0] + 1e6, lo[1] - 1e6, 1.0]])
+    edge = np.array([[hi[0], lo[1], 1.0]])
+    np.testing.assert_allclose(reg.predict(far), reg.predict(edge))
+    declared = FMLinearRegression(
+        epsilon=2.0, bounds_X=(lo, hi), bounds_y=reg.bounds_y_, random_state=0
+    ).fit(X, y)
+    assert declared.predict(far)[0] != pytest.approx(declared.predict(edge)[0])
+
+
+def test_reports_the_ranges_in_the_users_units():
+    X, y = _data()
+    reg = _private().fit(X, y)
+    lower, upper = reg.bounds_
+    assert lower[2] == 0 and upper[2] == 1  # public, as declared
+    q = np.quantile(X, [0.05, 0.95], axis=0)
+    assert np.all(lower[:2] < q[0, :2]) and np.all(upper[:2] > q[1, :2])
+    assert reg.bounds_y_[0] < np.quantile(y, 0.05) < np.quantile(y, 0.95)
+    assert np.quantile(y, 0.95) < reg.bounds_y_[1]
+    np.testing.assert_allclose(reg.offset_X_, (lower + upper) / 2)
+
+
+def test_private_bounds_fit_well_at_large_n_epsilon():
+    """n * eps = 6000 * 0.4 = 2400 for the ranges (600 per feature, 1200 for
+    the label): the model is close to OLS."""
+    X, y = _data()
+    reg = _private(epsilon=2.0).fit(X, y)
+    ols = LinearRegression().fit(X, y)
+    mse = np.mean((reg.predict(X) - y) ** 2)
+    assert mse < 1.2 * np.mean((ols.predict(X) - y) ** 2)
+    np.testing.assert_allclose(reg.coef_[[0, 2]], ols.coef_[[0, 2]], rtol=0.2)
+
+
+def test_infinite_epsilon_is_least_squares_on_the_clipped_rows():
+    X, y = _data()
+    reg = _private(epsilon=np.inf).fit(X, y)
+    lo, hi = reg.bounds_
+    ylo, yhi = reg.bounds_y_
+    ols = LinearRegression().fit(np.clip(X, lo, hi), np.clip(y, ylo, yhi))
+    np.testing.assert_allclose(reg.coef_, ols.coef_, rtol=1e-6)
+    np.testing.assert_allclose(reg.intercept_, ols.intercept_, rtol=1e-6)
+
+
+def test_pandas_schema_is_free():
+    X, y = _data()
+    df = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "flag": X[:, 2].astype(bool)})
+    with track_budget() as acc:
+        reg = FMLinearRegression(
+            epsilon=1.0,
+            bounds_X="private",
+            bounds_y=(-5.0, 10.0),
+            public_bounds={"a": (0.0, 100.0)},
+            random_state=0,
+        ).fit(df, y)
+    assert reg.bounds_[0][1:].tolist()[1] == 0.0 and reg.bounds_[1][2] == 1.0
+    assert (reg.bounds_[0][0], reg.bounds_[1][0]) == (0.0, 100.0)
+    assert reg.bounds_y_ == (-5.0, 10.0)
+    assert acc.spends[0] == ("FMLinearRegression.bounds", PrivacyBudget(0.2, 0.0))
+
+
+def test_classifier_with_private_bounds():
+    X, y = _data()
+    labels = (y > np.median(y)).astype(int)
+    with track_budget() as acc:
+        clf = FMLogisticRegression(
+            epsilon=2.0,
+            bounds_X="private",
+            public_bounds={2: (0, 1)},
+            classes=[0, 1],
+            refinement="newton",
+            random_state=0,
+        ).fit(X, labels)
+    assert clf.privacy_spent_ == PrivacyBudget(2.0, 0.0)
+    assert [s for _, s in acc.spends] == [
+        PrivacyBudget(0.4, 0.0),
+        PrivacyBudget(1.6, 0.0),
+    ]
+    assert clf.score(X, labels) > 0.75
+    # the Taylor round's model is mapped back to the user's units too
+    z = X @ clf.taylor_coef_ + clf.taylor_intercept_
+    assert np.mean((z > 0) == labels) > 0.75
+
+
+def test_warns_when_the_budget_per_column_is_small():
+    X, y = _data(n=300)
+    with pytest.warns(PrivateBoundsWarning, match="for a column"):
+        _private(epsilon=1.0).fit(X, y)
+
+
+def test_same_seed_same_model_and_input_unchanged():
+    X, y = _data()
+    X0, y0 = X.copy(), y.copy()
+    a = _private(random_state=3).fit(X, y)
+    b = _private(random_state=3).fit(X, y)
+    c = _private(random_state=4).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert not np.array_equal(a.coef_, c.coef_)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(y, y0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"data_norm": 1.0}, "data_norm"),
+        ({"bounds_X": (0, 1), "bounds_y": (0, 1)}, "public_bounds"),
+        ({"public_bounds": {"nope": (0, 1)}}, "'nope'"),
+    ],
+)
+def test_bad_combinations(kwargs, match):
+    X, y = _data(n=500)
+    with pytest.raises(ValueError, match=match), warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivateBoundsWarning)
+        _private(**kwargs).fit(X, y)
+
+
+@pytest.mark.parametrize("step", ["fit_chunks", "partial_fit", "statistics"])
+def test_steps_without_all_rows_refuse_private_bounds(step):
+    X, y = _data(n=200)
+    reg = _private()
+    with pytest.raises(ValueError, match="private"):
+        if step == "fit_chunks":
+            reg.fit_chunks([(X, y)])
+        else:
+            getattr(reg, step)(X, y)
