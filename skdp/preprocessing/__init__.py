@@ -14,11 +14,13 @@ from skdp.preprocessing._label_analysis import (
 )
 from skdp.preprocessing._private_label import PrivateLabelClassifier
 from skdp.preprocessing._randomized_response import RandomizedResponse
+from skdp.preprocessing._rr_with_prior import RandomizedResponseWithPrior
 
 __all__ = [
     "ExponentialLabelRelease",
     "PrivateLabelClassifier",
     "RandomizedResponse",
+    "RandomizedResponseWithPrior",
     "changed_labels_log_pmf",
     "label_flip_probability",
     "label_survival_probability",
