@@ -1,8 +1,10 @@
-"""Label and feature privatization: randomized response, exponential label release.
+"""Label and feature privatization: randomized response, exponential label release,
+RR-with-prior, and label-private regression.
 
 Labels are not y-transformers in scikit-learn, so label privatizers follow the
 sampler protocol ``fit_resample(X, y) -> (X, y_private)`` (imbalanced-learn
-style) and :class:`PrivateLabelClassifier` privatizes the labels inside ``fit``.
+style) and :class:`PrivateLabelClassifier` / :class:`PrivateLabelRegressor`
+privatize the labels inside ``fit``.
 """
 
 from skdp.preprocessing._exponential_label import ExponentialLabelRelease
@@ -13,14 +15,18 @@ from skdp.preprocessing._label_analysis import (
     recommended_epsilon,
 )
 from skdp.preprocessing._private_label import PrivateLabelClassifier
+from skdp.preprocessing._private_label_regression import PrivateLabelRegressor
 from skdp.preprocessing._randomized_response import RandomizedResponse
+from skdp.preprocessing._regression_label_release import RegressionLabelRelease
 from skdp.preprocessing._rr_with_prior import RandomizedResponseWithPrior
 
 __all__ = [
     "ExponentialLabelRelease",
     "PrivateLabelClassifier",
+    "PrivateLabelRegressor",
     "RandomizedResponse",
     "RandomizedResponseWithPrior",
+    "RegressionLabelRelease",
     "changed_labels_log_pmf",
     "label_flip_probability",
     "label_survival_probability",
