@@ -336,7 +336,7 @@ def test_release_attributes_are_consistent():
     assert X_out is X
     n = y.size
     assert s.stage_.shape == (n,) and set(np.unique(s.stage_)) == {0, 1}
-    np.testing.assert_array_equal(np.bincount(s.stage_), _stage_sizes(n, (0.3, 0.7)))
+    np.testing.assert_array_equal(np.bincount(s.stage_), _stage_sizes(n, (0.5, 0.5)))
     # stage 0 is plain RR: uniform prior, the whole domain as set
     np.testing.assert_allclose(s.prior_[s.stage_ == 0], 0.1)
     assert np.all(s.set_size_[s.stage_ == 0] == 10)
