@@ -59,26 +59,52 @@ def auto_prior_share(n_samples, epsilon):
     return float(np.clip(need, _MIN_PRIOR_SHARE, _MAX_PRIOR_SHARE))
 
 
-def bin_channel_moments(points, mass, channel):
-    """Per-label bias and variance of RR-on-bins reports, averaged over a prior.
+def report_moments(points, mass, channel, values):
+    """Bias and variance of RR-on-bins reports, averaged over a prior.
 
-    Returns ``(bias2, variance, bias2_unbiased, variance_unbiased)``: the
-    expected squared bias E[(E[report | y] - y)^2] and the expected variance
-    E[Var(report | y)] of the raw reports, and the same for the debiased reports
-    (report - c) / a, whose conditional mean is the label's bin output.
+    A label in bin j is reported as ``values[j]`` with probability p and as
+    each other ``values[l]`` with probability q, so its report has mean
+    (p - q) v_j + q sum_l v_l and second moment (p - q) v_j^2 + q sum_l v_l^2.
+
+    Returns
+    -------
+    bias2 : float
+        E[b(y)^2], b(y) = E[report | y] - y, under the prior.
+    linear_bias2 : float
+        Cov(b(y), y)^2 / Var(y): the part of the bias that is linear in the
+        label (at most ``bias2``).
+    variance : float
+        E[Var(report | y)] under the prior.
     """
-    outputs, keep, other = channel.outputs, channel.p_keep, channel.p_other
+    keep, other = channel.p_keep, channel.p_other
+    values = np.asarray(values, dtype=np.float64)
+    first = (keep - other) * values + other * values.sum()
+    second = (keep - other) * values**2 + other * (values**2).sum()
     bins = channel.bin_of(points)
-    first = keep * outputs + other * (outputs.sum() - outputs)
-    second = keep * outputs**2 + other * ((outputs**2).sum() - outputs**2)
-    mean, var = first[bins], (second - first**2)[bins]
-    bias2 = float(mass @ (mean - points) ** 2)
-    variance = float(mass @ var)
-    scale = keep - other
-    if outputs.size < 2 or scale <= 0:
-        return bias2, variance, bias2, variance
-    bias2_unbiased = float(mass @ (outputs[bins] - points) ** 2)
-    return bias2, variance, bias2_unbiased, variance / scale**2
+    bias = first[bins] - points
+    bias2 = float(mass @ bias**2)
+    centred = points - mass @ points
+    spread = float(mass @ centred**2)
+    linear = float(mass @ (bias * centred)) ** 2 / spread if spread > 0 else 0.0
+    variance = float(mass @ np.maximum(second - first**2, 0.0)[bins])
+    return bias2, min(linear, bias2), variance
+
+
+def debiased_values(points, mass, channel):
+    """Report values whose mean, given a label, is its bin's mean under the prior.
+
+    With mu_j the prior mean of bin j (its output if the bin has no mass),
+    v = (mu - q sum_l mu_l) / (p - q) gives (p - q) v_j + q sum_l v_l = mu_j
+    because p + (k - 1) q = 1. A fixed relabelling of the outputs: post-processing.
+    """
+    bins = channel.bin_of(points)
+    k = channel.outputs.size
+    weight = np.bincount(bins, weights=mass, minlength=k)
+    total = np.bincount(bins, weights=mass * points, minlength=k)
+    means = np.where(weight > 0, total / np.where(weight > 0, weight, 1.0), 0.0)
+    means = np.where(weight > 0, means, channel.outputs)
+    keep, other = channel.p_keep, channel.p_other
+    return (means - other * means.sum()) / (keep - other), means
 
 
 class RegressionLabelRelease(BudgetTrackingMixin, BaseEstimator):
@@ -94,8 +120,8 @@ class RegressionLabelRelease(BudgetTrackingMixin, BaseEstimator):
       that minimize the expected squared error of a released label under that
       prior, and each label is reported by randomized response over the
       outputs (its own bin's output with probability e^eps / (e^eps + k - 1)).
-      With ``debias=True`` (default) the reports are mapped affinely so that
-      their mean given a label is the label's bin output (post-processing);
+      The reports can be relabelled (post-processing) so that their mean given
+      a label is the prior mean of the label's bin (``debias``);
     - ``"laplace"``: the label plus Laplace noise of scale range / epsilon
       (unbiased);
     - ``"gaussian"``: the label plus Gaussian noise calibrated to
@@ -119,10 +145,13 @@ class RegressionLabelRelease(BudgetTrackingMixin, BaseEstimator):
         Share of epsilon spent on the label histogram (``"rr_on_bins"`` and
         ``"auto"``). ``"auto"``: enough for a histogram of 8 useful cells,
         clipped to [0.05, 0.5] (:func:`auto_prior_share`).
-    debias : bool, default=True
-        Report the RR-on-bins outputs debiased (unbiased for the bin output),
-        for learners that average labels (least squares). ``False`` reports the
-        paper's outputs, whose expected squared error per label is smaller.
+    debias : "auto" or bool, default="auto"
+        How RR-on-bins reports are labelled. ``False``: the paper's bin outputs,
+        which minimize the expected squared error of one report but are shrunk
+        toward the prior mean (a bias that averaging over many rows does not
+        remove). ``True``: values whose mean given a label is the prior mean of
+        its bin (unbiased up to the spread within a bin, more variance).
+        ``"auto"``: the one with the smaller predicted excess risk (see Notes).
     delta : float, default=0.0
         For ``mechanism="gaussian"`` only, in (0, 1).
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator
@@ -147,12 +176,17 @@ class RegressionLabelRelease(BudgetTrackingMixin, BaseEstimator):
     bin_outputs_ : ndarray or None
         Output of each bin (the paper's reports).
     report_values_ : ndarray or None
-        The values the released labels take (``bin_outputs_`` debiased when
-        ``debias``).
+        The value released for each bin's output: ``bin_outputs_`` or their
+        debiased relabelling.
+    debiased_ : bool or None
+        Whether ``report_values_`` are the debiased values.
     noise_scale_ : float or None
         Laplace scale or Gaussian sigma of the additive mechanisms.
+    bin_means_ : ndarray or None
+        Prior mean of each bin.
     predicted_risk_ : dict or None
-        For ``"auto"``: the predicted excess risk of each candidate.
+        The rule's predicted excess risk of each candidate (``"rr_on_bins"``,
+        ``"rr_on_bins_debiased"``, ``"laplace"``), when a prior was released.
     privacy_spent_ : PrivacyBudget
         ``(epsilon, delta)`` of the whole release (prior included).
     n_features_in_ : int
@@ -193,18 +227,28 @@ class RegressionLabelRelease(BudgetTrackingMixin, BaseEstimator):
     (post-processing). Outputs and bins minimize the expected squared error of
     a report (see :func:`~skdp.preprocessing._rr_on_bins.optimal_bins`).
 
-    **The automatic choice.** A least-squares fit with d features on n labels
-    whose noise given the label has variance V and mean bias b(y) has an excess
-    risk of about V (d + 1) / n plus the part of b explained by the features,
-    at most E[b(y)^2]. From public quantities (n, d, eps, the range R) and the
-    released prior, the rule predicts
-    Laplace: 2 R^2 / eps_l^2 * (d + 1) / n, and RR-on-bins:
-    E[b^2] + V (d + 1) / n (bias and variance of the reports the release would
-    give, averaged over the prior), and uses the smaller. The bias bound is
-    pessimistic for RR-on-bins, which gives Laplace the close calls; the
-    rule was checked, not tuned, on eleven real regression tasks
-    (``benchmarks/bench_label_learning.py``). The budget spent on the prior is
-    not refunded when Laplace noise is chosen (the choice looks at the prior).
+    **Debiasing.** With p, q as above, a label in bin j has mean report
+    (p - q) o_j + q sum_l o_l: the paper's outputs are shrunk toward the prior
+    mean, a bias a least-squares fit does not average out. Relabelling output l
+    as v_l = (mu_l - q sum mu) / (p - q), mu the prior means of the bins, gives
+    mean report mu_{b(y)} (``debiased_values``); a fixed map of the reports
+    given the released prior, hence post-processing.
+
+    **The automatic choices.** A report with conditional mean y + b(y) and
+    conditional variance V, fitted by least squares with d features on n rows,
+    costs about V (d + 1) / n of excess risk for the variance, plus the part of
+    the bias the fit reproduces. A linear fit reproduces the part of b that is
+    linear in y, L = Cov(b, y)^2 / Var(y) (with a linear signal the label is
+    the route from x to b); the rest of b varies within the bins like noise and
+    averages out like V. So the rule predicts L + (V + E[b^2] - L) (d + 1) / n
+    from the released prior (and public n, d = ``n_features_in_``, eps and R)
+    for RR-on-bins with the paper's outputs (whose bias, a shrinkage toward the
+    mean, is almost all linear) and debiased (whose bias is the spread within
+    a bin), and 2 (R / eps_l)^2 (d + 1) / n for Laplace noise
+    (``mechanism="auto"``); the smallest wins. The rule was checked, not tuned,
+    on eleven real regression tasks (``benchmarks/bench_label_learning.py``).
+    The budget spent on the prior is not refunded when Laplace noise is chosen
+    (the choice looks at the prior).
 
     References
     ----------
@@ -236,7 +280,7 @@ class RegressionLabelRelease(BudgetTrackingMixin, BaseEstimator):
             StrOptions({"auto"}),
             Interval(numbers.Real, 0, 1, closed="neither"),
         ],
-        "debias": ["boolean"],
+        "debias": [StrOptions({"auto"}), "boolean"],
         "delta": [Interval(numbers.Real, 0, 1, closed="left")],
         "random_state": RANDOM_STATE,
     }
@@ -248,7 +292,7 @@ class RegressionLabelRelease(BudgetTrackingMixin, BaseEstimator):
         label_bounds=None,
         mechanism="auto",
         prior_share="auto",
-        debias=True,
+        debias="auto",
         delta=0.0,
         random_state=None,
     ):
@@ -345,9 +389,17 @@ class RegressionLabelRelease(BudgetTrackingMixin, BaseEstimator):
         )
         self.prior_edges_ = np.linspace(lo, hi, cells + 1)
         channel, points, mass = self._bins(self.label_epsilon_)
-        choice = "rr_on_bins"
-        if self.mechanism == "auto":
-            choice = self._choose(channel, points, mass, n)
+        risks = self._predicted_risks(channel, points, mass, n)
+        self.predicted_risk_ = risks
+        allowed = {
+            "auto": ["rr_on_bins", "rr_on_bins_debiased", "laplace"],
+            "rr_on_bins": ["rr_on_bins", "rr_on_bins_debiased"],
+        }[self.mechanism]
+        if self.debias is not True and self.debias != "auto":
+            allowed.remove("rr_on_bins_debiased")
+        if self.debias is True:
+            allowed.remove("rr_on_bins")
+        choice = min(allowed, key=risks.get)
         if choice == "laplace":
             self.mechanism_ = "laplace"
             mechanism = self._additive("laplace", self.label_epsilon_, 0.0)
@@ -355,14 +407,11 @@ class RegressionLabelRelease(BudgetTrackingMixin, BaseEstimator):
             return X, as_output_labels(y, released)
         self.mechanism_ = "rr_on_bins"
         self.bin_edges_, self.bin_outputs_ = channel.edges, channel.outputs
-        reports = channel.randomize(y_clipped, rng)
-        self.report_values_ = self.bin_outputs_
-        if self.debias and channel.outputs.size > 1:
-            offset = channel.p_other * channel.outputs.sum()
-            scale = channel.p_keep - channel.p_other
-            reports = (reports - offset) / scale
-            self.report_values_ = (self.bin_outputs_ - offset) / scale
-        return X, as_output_labels(y, reports)
+        self.debiased_ = choice == "rr_on_bins_debiased"
+        values, self.bin_means_ = debiased_values(points, mass, channel)
+        self.report_values_ = values if self.debiased_ else channel.outputs
+        released = self.report_values_[channel.randomize_index(y_clipped, rng)]
+        return X, as_output_labels(y, released)
 
     # ---------------------------------------------------------------- helpers
     def _check_inputs(self, X, y):
@@ -409,6 +458,8 @@ class RegressionLabelRelease(BudgetTrackingMixin, BaseEstimator):
             "bin_edges_",
             "bin_outputs_",
             "report_values_",
+            "bin_means_",
+            "debiased_",
             "noise_scale_",
             "predicted_risk_",
         ):
@@ -439,19 +490,23 @@ class RegressionLabelRelease(BudgetTrackingMixin, BaseEstimator):
         )
         return channel, points, mass
 
-    def _choose(self, channel, points, mass, n):
-        """The rule of the Notes: the smaller predicted excess risk wins."""
+    def _predicted_risks(self, channel, points, mass, n):
+        """The rule of the Notes: predicted excess risk of each candidate."""
         lo, hi = self.label_bounds_
         factor = (self.n_features_in_ + 1) / max(n, 1)
-        raw_b2, raw_v, deb_b2, deb_v = bin_channel_moments(points, mass, channel)
-        b2, v = (deb_b2, deb_v) if self.debias else (raw_b2, raw_v)
-        laplace_v = LaplaceMechanism(self.label_epsilon_, sensitivity=hi - lo).variance
-        self.predicted_risk_ = {
-            "rr_on_bins": b2 + v * factor,
-            "laplace": laplace_v * factor,
-        }
-        risks = self.predicted_risk_
-        return "laplace" if risks["laplace"] <= risks["rr_on_bins"] else "rr_on_bins"
+        values, _ = debiased_values(points, mass, channel)
+        risks = {}
+        for name, reports in (
+            ("rr_on_bins", channel.outputs),
+            ("rr_on_bins_debiased", values),
+        ):
+            bias2, linear, variance = report_moments(points, mass, channel, reports)
+            # the linear part of the bias is what a linear fit keeps; the rest
+            # varies within bins like noise and averages out like the variance
+            risks[name] = linear + (variance + bias2 - linear) * factor
+        laplace = LaplaceMechanism(self.label_epsilon_, sensitivity=hi - lo)
+        risks["laplace"] = laplace.variance * factor
+        return risks
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

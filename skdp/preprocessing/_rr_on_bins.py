@@ -180,18 +180,21 @@ class RROnBins:
         k = self.outputs.size
         return np.clip(np.searchsorted(self.edges, y, side="right") - 1, 0, k - 1)
 
-    def randomize(self, y, rng):
-        """Released outputs for labels ``y`` (already clipped to the range)."""
+    def randomize_index(self, y, rng):
+        """Index of the output released for each (clipped) label."""
         bins = self.bin_of(y)
         k = self.outputs.size
         if k == 1 or self.p_other == 0:
-            return self.outputs[bins]
+            return bins
         u = rng.random(bins.size)
         # below p_keep: own bin; otherwise the remainder picks another output
         offset = np.floor((u - self.p_keep) / ((k - 1) * self.p_other) * (k - 1))
         offset = np.clip(offset.astype(np.int64), 0, k - 2) + 1
-        chosen = np.where(u < self.p_keep, bins, (bins + offset) % k)
-        return self.outputs[chosen]
+        return np.where(u < self.p_keep, bins, (bins + offset) % k)
+
+    def randomize(self, y, rng):
+        """Released outputs for labels ``y`` (already clipped to the range)."""
+        return self.outputs[self.randomize_index(y, rng)]
 
     @property
     def matrix(self):

@@ -17,7 +17,8 @@ from skdp.exceptions import BudgetExceededError, PrivacyLeakWarning
 from skdp.preprocessing import PrivateLabelRegressor, RegressionLabelRelease
 from skdp.preprocessing._regression_label_release import (
     auto_prior_share,
-    bin_channel_moments,
+    debiased_values,
+    report_moments,
 )
 from skdp.preprocessing._rr_on_bins import (
     RROnBins,
@@ -181,17 +182,28 @@ def test_auto_prior_share_rule():
     assert auto_prior_share(500, 1.0) == pytest.approx(64 / 500)
 
 
-def test_channel_moments_by_hand():
+def test_report_moments_by_hand():
     channel = RROnBins([0.0, 0.5, 1.0], [0.25, 0.75], math.log(3.0))
     points, mass = np.array([0.2, 0.8]), np.array([0.5, 0.5])
-    bias2, variance, bias2_deb, variance_deb = bin_channel_moments(
-        points, mass, channel
-    )
-    # keep 3/4: report 0.25 w.p. 3/4 for y = 0.2, mean 0.375
+    bias2, linear, variance = report_moments(points, mass, channel, channel.outputs)
+    # keep 3/4: report 0.25 w.p. 3/4 for y = 0.2, mean 0.375: b = +-0.175
     assert bias2 == pytest.approx(((0.375 - 0.2) ** 2 + (0.625 - 0.8) ** 2) / 2)
+    # b = -0.175 (y - 0.5) / 0.3 is linear in y: all of it is linear
+    assert linear == pytest.approx(bias2)
     assert variance == pytest.approx(0.5**2 * 3 / 16)  # two reports 0.5 apart
-    assert bias2_deb == pytest.approx(0.05**2)
-    assert variance_deb == pytest.approx(0.5**2 * 3 / 16 / 0.5**2)  # p - q = 1/2
+    # debiased: bin means 0.2 and 0.8, p - q = 1/2, v = (mu - 1/4 * 1) / (1/2)
+    values, means = debiased_values(points, mass, channel)
+    np.testing.assert_allclose(means, [0.2, 0.8])
+    np.testing.assert_allclose(values, [-0.1, 1.1])
+    bias2, linear, variance = report_moments(points, mass, channel, values)
+    assert bias2 == pytest.approx(0.0, abs=1e-15) and linear <= bias2
+    assert variance == pytest.approx(1.2**2 * 3 / 16)
+
+
+def test_debiased_values_of_an_empty_bin_keep_its_output():
+    channel = RROnBins([0.0, 0.5, 1.0], [0.25, 0.75], 1.0)
+    _, means = debiased_values(np.array([0.1, 0.2]), np.array([0.5, 0.5]), channel)
+    np.testing.assert_allclose(means, [0.15, 0.75])
 
 
 # ------------------------------------------------------------------ sampler
@@ -262,25 +274,30 @@ def test_labels_outside_the_bounds_are_clipped():
     assert release.mechanism_ == "none"
 
 
-def test_debiased_bin_reports_have_the_bin_output_as_mean():
+def test_debiased_reports_have_the_bin_mean_as_mean():
     n = 100_000
     X = np.zeros((n, 1))
     rng = np.random.default_rng(1)
     y = rng.uniform(0, 1, size=n)
     release = RegressionLabelRelease(
-        epsilon=2.0, label_bounds=(0.0, 1.0), mechanism="rr_on_bins", random_state=0
+        epsilon=2.0,
+        label_bounds=(0.0, 1.0),
+        mechanism="rr_on_bins",
+        debias=True,
+        random_state=0,
     )
     _, released = release.fit_resample(X, y)
-    assert release.bin_outputs_.size > 1
+    assert release.debiased_ and release.bin_outputs_.size > 1
     assert set(np.unique(released)) <= set(release.report_values_)
     channel = RROnBins(release.bin_edges_, release.bin_outputs_, 1.0)
     bins = channel.bin_of(y)
-    for j, output in enumerate(release.bin_outputs_):
+    spread = np.ptp(release.report_values_)
+    for j, mean in enumerate(release.bin_means_):
         sel = released[bins == j]
         if sel.size < 1000:
             continue
-        spread = np.ptp(release.report_values_)
-        assert abs(sel.mean() - output) < 5 * spread / math.sqrt(sel.size)
+        # the prior's bin mean is that of the data's, up to the prior's noise
+        assert abs(sel.mean() - mean) < 5 * spread / math.sqrt(sel.size) + 0.02
 
 
 def test_raw_bin_reports_are_the_papers_outputs():
@@ -311,7 +328,21 @@ def test_auto_follows_its_predicted_risks():
         )
         release.fit_resample(X, y)
         risks = release.predicted_risk_
-        assert release.mechanism_ == min(risks, key=risks.get) == expected
+        best = min(risks, key=risks.get)
+        assert release.mechanism_ == expected
+        assert best.startswith(expected)
+        if expected == "rr_on_bins":
+            assert release.debiased_ == (best == "rr_on_bins_debiased")
+
+
+def test_rr_on_bins_never_picks_laplace():
+    X, y = _data(20_000)
+    release = RegressionLabelRelease(
+        epsilon=4.0, label_bounds=(0.0, 6.0), mechanism="rr_on_bins", random_state=0
+    )
+    release.fit_resample(X, y)
+    assert release.mechanism_ == "rr_on_bins"
+    assert release.predicted_risk_["laplace"] < release.predicted_risk_["rr_on_bins"]
 
 
 def test_seeds_reproduce_and_differ():
