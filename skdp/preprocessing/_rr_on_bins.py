@@ -34,18 +34,26 @@ def histogram_cells(n_samples, prior_epsilon, max_cells=GRID_POINTS):
 
 def private_label_histogram(y, bounds, n_cells, epsilon, rng):
     """Label counts over ``n_cells`` equal cells of ``bounds``, released with
-    Laplace noise (sensitivity 2 under replace-one), clipped at 0.
+    Laplace noise (sensitivity 2 under replace-one), then thresholded.
 
-    ``y`` must already be clipped to ``bounds``. Returns the noisy counts
-    normalized to a probability vector (uniform if every count is <= 0) and the
-    mechanism used.
+    ``y`` must already be clipped to ``bounds``. A noisy count at or below
+    ``scale * ln(n_cells)`` is set to 0: an empty cell passes that threshold
+    with probability exp(-ln m) / 2 = 1 / (2 m), so about half a cell of pure
+    noise survives in all, instead of a mass of scale / 2 in every empty cell
+    that clipping at 0 alone would leave (a prior spread over the whole
+    declared range when the labels fill a small part of it). Post-processing.
+
+    Returns the counts normalized to a probability vector (uniform if none
+    survives) and the mechanism used.
     """
     lo, hi = bounds
     edges = np.linspace(lo, hi, n_cells + 1)
     cells = np.clip(np.searchsorted(edges, y, side="right") - 1, 0, n_cells - 1)
     counts = np.bincount(cells, minlength=n_cells).astype(np.float64)
     mechanism = LaplaceMechanism(epsilon, sensitivity=2.0, dimension=n_cells)
-    noisy = np.maximum(mechanism.randomize(counts, random_state=rng), 0.0)
+    noisy = mechanism.randomize(counts, random_state=rng)
+    threshold = mechanism.scale * math.log(n_cells) if n_cells > 1 else 0.0
+    noisy = np.where(noisy > threshold, noisy, 0.0)
     if noisy.sum() <= 0:
         noisy = np.ones(n_cells)
     return noisy / noisy.sum(), mechanism

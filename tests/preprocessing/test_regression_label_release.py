@@ -162,6 +162,17 @@ def test_audit_prior_histogram():
     assert result.epsilon_lower_bound <= epsilon
 
 
+def test_histogram_threshold_removes_the_noise_of_empty_cells():
+    # every label in the first of 100 cells: clipping at 0 alone would leave
+    # about scale / 2 of mass in each of the 99 empty cells
+    y = np.full(20_000, 0.05)
+    prior, mechanism = private_label_histogram(
+        y, (0.0, 10.0), 100, 0.5, np.random.default_rng(0)
+    )
+    assert prior[0] > 0.99
+    assert 99 * mechanism.scale / 2 / 20_000 > 0.04  # what clipping would leave
+
+
 def test_histogram_cells_rule():
     assert histogram_cells(10, 0.1) == 1
     assert histogram_cells(8000, 0.1) == 100
