@@ -241,7 +241,9 @@ class RegressionLabelRelease(BudgetTrackingMixin, BaseEstimator):
     linear in y, L = Cov(b, y)^2 / Var(y) (with a linear signal the label is
     the route from x to b); the rest of b varies within the bins like noise and
     averages out like V. So the rule predicts L + (V + E[b^2] - L) (d + 1) / n
-    from the released prior (and public n, d = ``n_features_in_``, eps and R)
+    from the released prior (its cautious version, with the mass the
+    threshold dropped put back on the dropped cells; see
+    ``private_label_histogram``) and public n, d = ``n_features_in_``, eps and R
     for RR-on-bins with the paper's outputs (whose bias, a shrinkage toward the
     mean, is almost all linear) and debiased (whose bias is the spread within
     a bin), and 2 (R / eps_l)^2 (d + 1) / n for Laplace noise
@@ -384,12 +386,12 @@ class RegressionLabelRelease(BudgetTrackingMixin, BaseEstimator):
             ],
         )
         cells = histogram_cells(n, self.prior_epsilon_)
-        self.prior_, _ = private_label_histogram(
+        self.prior_, cautious, _ = private_label_histogram(
             y_clipped, (lo, hi), cells, self.prior_epsilon_, rng
         )
         self.prior_edges_ = np.linspace(lo, hi, cells + 1)
         channel, points, mass = self._bins(self.label_epsilon_)
-        risks = self._predicted_risks(channel, points, mass, n)
+        risks = self._predicted_risks(channel, points, mass, cautious, n)
         self.predicted_risk_ = risks
         allowed = {
             "auto": ["rr_on_bins", "rr_on_bins_debiased", "laplace"],
@@ -490,17 +492,22 @@ class RegressionLabelRelease(BudgetTrackingMixin, BaseEstimator):
         )
         return channel, points, mass
 
-    def _predicted_risks(self, channel, points, mass, n):
-        """The rule of the Notes: predicted excess risk of each candidate."""
+    def _predicted_risks(self, channel, points, mass, cautious, n):
+        """The rule of the Notes: predicted excess risk of each candidate,
+        averaged over the cautious prior (the tails the threshold dropped put
+        back)."""
         lo, hi = self.label_bounds_
         factor = (self.n_features_in_ + 1) / max(n, 1)
         values, _ = debiased_values(points, mass, channel)
+        _, cautious_mass = refine_prior(cautious)
         risks = {}
         for name, reports in (
             ("rr_on_bins", channel.outputs),
             ("rr_on_bins_debiased", values),
         ):
-            bias2, linear, variance = report_moments(points, mass, channel, reports)
+            bias2, linear, variance = report_moments(
+                points, cautious_mass, channel, reports
+            )
             # the linear part of the bias is what a linear fit keeps; the rest
             # varies within bins like noise and averages out like the variance
             risks[name] = linear + (variance + bias2 - linear) * factor

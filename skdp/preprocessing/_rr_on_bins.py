@@ -34,17 +34,28 @@ def histogram_cells(n_samples, prior_epsilon, max_cells=GRID_POINTS):
 
 def private_label_histogram(y, bounds, n_cells, epsilon, rng):
     """Label counts over ``n_cells`` equal cells of ``bounds``, released with
-    Laplace noise (sensitivity 2 under replace-one), then thresholded.
+    Laplace noise (sensitivity 2 under replace-one), then post-processed.
 
     ``y`` must already be clipped to ``bounds``. A noisy count at or below
     ``scale * ln(n_cells)`` is set to 0: an empty cell passes that threshold
     with probability exp(-ln m) / 2 = 1 / (2 m), so about half a cell of pure
     noise survives in all, instead of a mass of scale / 2 in every empty cell
     that clipping at 0 alone would leave (a prior spread over the whole
-    declared range when the labels fill a small part of it). Post-processing.
+    declared range when the labels fill a small part of it).
 
-    Returns the counts normalized to a probability vector (uniform if none
-    survives) and the mechanism used.
+    The threshold also drops the true counts of sparse cells (a distribution's
+    tails). Since n is public, the dropped mass is about n minus the kept
+    counts; the *cautious* prior puts it back on the dropped cells, in
+    proportion to their noisy counts clipped at 0, for predictions that must
+    not overlook the tails.
+
+    Returns
+    -------
+    prior : ndarray of shape (n_cells,)
+        The kept counts, normalized (uniform if none is kept).
+    cautious : ndarray of shape (n_cells,)
+        ``prior`` with the dropped mass put back, normalized.
+    mechanism : LaplaceMechanism
     """
     lo, hi = bounds
     edges = np.linspace(lo, hi, n_cells + 1)
@@ -53,10 +64,20 @@ def private_label_histogram(y, bounds, n_cells, epsilon, rng):
     mechanism = LaplaceMechanism(epsilon, sensitivity=2.0, dimension=n_cells)
     noisy = mechanism.randomize(counts, random_state=rng)
     threshold = mechanism.scale * math.log(n_cells) if n_cells > 1 else 0.0
-    noisy = np.where(noisy > threshold, noisy, 0.0)
-    if noisy.sum() <= 0:
-        noisy = np.ones(n_cells)
-    return noisy / noisy.sum(), mechanism
+    kept = np.where(noisy > threshold, noisy, 0.0)
+    if kept.sum() <= 0:
+        uniform = np.full(n_cells, 1.0 / n_cells)
+        return uniform, uniform, mechanism
+    dropped = kept == 0
+    missing = max(y.size - kept.sum(), 0.0)
+    weight = np.where(dropped, np.maximum(noisy, 0.0), 0.0)
+    if missing > 0 and dropped.any():
+        if weight.sum() <= 0:
+            weight = dropped.astype(np.float64)
+        cautious = kept + missing * weight / weight.sum()
+    else:
+        cautious = kept
+    return kept / kept.sum(), cautious / cautious.sum(), mechanism
 
 
 def refine_prior(cell_prior, n_points=GRID_POINTS):

@@ -154,7 +154,7 @@ def test_audit_prior_histogram():
     def draw(labels, n_samples, rng):
         out = np.empty(n_samples)
         for i in range(n_samples):
-            prior, _ = private_label_histogram(labels, (0.0, 1.0), 2, epsilon, rng)
+            prior, _, _ = private_label_histogram(labels, (0.0, 1.0), 2, epsilon, rng)
             out[i] = prior[0]
         return out
 
@@ -167,13 +167,27 @@ def test_histogram_threshold_removes_the_noise_of_empty_cells():
     # about scale / 2 of mass in each of the 99 empty cells
     n = 5000
     y = np.full(n, 0.05)
-    prior, mechanism = private_label_histogram(
+    prior, cautious, mechanism = private_label_histogram(
         y, (0.0, 10.0), 100, 0.2, np.random.default_rng(0)
     )
     assert 99 * mechanism.scale / 2 / n > 0.09  # what clipping would leave
     # a surviving empty cell (Poisson(1/2) of them) holds ~ 1% of the mass:
     # five or more survive with probability < 2e-4
     assert prior[0] > 0.95
+    # nothing was dropped: the cautious prior adds at most the noise's share
+    assert cautious[0] > 0.9
+
+
+def test_cautious_prior_puts_the_dropped_tail_back():
+    # 2% of the labels spread thinly over a tail: each tail cell falls under
+    # the threshold, the kept prior loses them, the cautious one does not
+    rng = np.random.default_rng(0)
+    n = 10_000
+    y = np.concatenate([np.full(n - 200, 0.05), rng.uniform(0.5, 1.0, 200)])
+    prior, cautious, _ = private_label_histogram(y, (0.0, 1.0), 50, 0.5, rng)
+    tail = slice(25, 50)
+    assert prior[tail].sum() < 0.01  # most of the true 2% is dropped
+    assert 0.012 < cautious[tail].sum() < 0.03
 
 
 def test_histogram_cells_rule():
