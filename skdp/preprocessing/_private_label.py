@@ -8,18 +8,14 @@ from sklearn.base import (
     MetaEstimatorMixin,
     clone,
 )
-from sklearn.utils import get_tags
-from sklearn.utils.metadata_routing import (
-    MetadataRouter,
-    MethodMapping,
-    process_routing,
-)
+from sklearn.utils.metadata_routing import process_routing
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from skdp.accounting import BudgetTrackingMixin
 from skdp.preprocessing._categorical import CategoryCodec
+from skdp.preprocessing._label_base import PrivatizingWrapperMixin
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.sklearn_compat import HasMethods, fit_context
 
@@ -33,13 +29,6 @@ def _inner_has(attr):
         return True
 
     return check
-
-
-def _tags_of(obj):
-    try:
-        return get_tags(obj)
-    except (AttributeError, TypeError):  # not a scikit-learn object: defaults
-        return get_tags(BaseEstimator())
 
 
 def _pass_transition_matrix(estimator, privatizer):
@@ -73,7 +62,11 @@ def _pass_transition_matrix(estimator, privatizer):
 
 
 class PrivateLabelClassifier(
-    MetaEstimatorMixin, ClassifierMixin, BudgetTrackingMixin, BaseEstimator
+    PrivatizingWrapperMixin,
+    MetaEstimatorMixin,
+    ClassifierMixin,
+    BudgetTrackingMixin,
+    BaseEstimator,
 ):
     """Fit a classifier on labels released by a label-privacy sampler.
 
@@ -239,28 +232,6 @@ class PrivateLabelClassifier(
                 f"classes={list(own)!r}; declare the label domain once."
             )
 
-    def get_metadata_routing(self):
-        """Metadata routing: ``fit`` routes to ``estimator.fit``.
-
-        Returns
-        -------
-        routing : MetadataRouter
-        """
-        return MetadataRouter(owner=self).add(
-            estimator=self.estimator,
-            method_mapping=MethodMapping().add(caller="fit", callee="fit"),
-        )
-
-    @property
-    def n_features_in_(self):
-        """Number of features seen in ``fit``."""
-        return self.privatizer_.n_features_in_
-
-    @property
-    def feature_names_in_(self):
-        """Feature names seen in ``fit`` (only if ``X`` had string column names)."""
-        return self.privatizer_.feature_names_in_
-
     def predict(self, X):
         """Predicted classes of the inner estimator."""
         check_is_fitted(self)
@@ -302,14 +273,7 @@ class PrivateLabelClassifier(
         return out
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        inner, sampler = _tags_of(self.estimator), _tags_of(self.privatizer)
-        tags.input_tags.sparse = inner.input_tags.sparse and sampler.input_tags.sparse
-        tags.input_tags.allow_nan = (
-            inner.input_tags.allow_nan and sampler.input_tags.allow_nan
-        )
-        tags.input_tags.categorical = inner.input_tags.categorical
-        tags.input_tags.string = inner.input_tags.string
+        tags = self._combine_input_tags(super().__sklearn_tags__(), self.privatizer)
         # the labels are noisy: accuracy thresholds of the common checks do not apply
         tags.classifier_tags.poor_score = True
         return tags

@@ -7,15 +7,11 @@ from sklearn.base import (
     RegressorMixin,
     clone,
 )
-from sklearn.utils.metadata_routing import (
-    MetadataRouter,
-    MethodMapping,
-    process_routing,
-)
+from sklearn.utils.metadata_routing import process_routing
 from sklearn.utils.validation import check_is_fitted
 
 from skdp.accounting import BudgetTrackingMixin
-from skdp.preprocessing._private_label import _tags_of
+from skdp.preprocessing._label_base import PrivatizingWrapperMixin
 from skdp.preprocessing._regression_label_release import RegressionLabelRelease
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.sklearn_compat import HasMethods, fit_context
@@ -24,7 +20,11 @@ __all__ = ["PrivateLabelRegressor"]
 
 
 class PrivateLabelRegressor(
-    MetaEstimatorMixin, RegressorMixin, BudgetTrackingMixin, BaseEstimator
+    PrivatizingWrapperMixin,
+    MetaEstimatorMixin,
+    RegressorMixin,
+    BudgetTrackingMixin,
+    BaseEstimator,
 ):
     """Fit a regressor on continuous labels released with label DP.
 
@@ -156,45 +156,14 @@ class PrivateLabelRegressor(
                 f"privatizer's label_bounds={tuple(own)!r}; declare the range once."
             )
 
-    def get_metadata_routing(self):
-        """Metadata routing: ``fit`` routes to ``estimator.fit``.
-
-        Returns
-        -------
-        routing : MetadataRouter
-        """
-        return MetadataRouter(owner=self).add(
-            estimator=self.estimator,
-            method_mapping=MethodMapping().add(caller="fit", callee="fit"),
-        )
-
-    @property
-    def n_features_in_(self):
-        """Number of features seen in ``fit``."""
-        return self.privatizer_.n_features_in_
-
-    @property
-    def feature_names_in_(self):
-        """Feature names seen in ``fit`` (only if ``X`` had string column names)."""
-        return self.privatizer_.feature_names_in_
-
     def predict(self, X):
         """Predictions of the inner estimator."""
         check_is_fitted(self)
         return self.estimator_.predict(X)
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        inner, sampler = (
-            _tags_of(self.estimator),
-            _tags_of(self.privatizer or RegressionLabelRelease()),
-        )
-        tags.input_tags.sparse = inner.input_tags.sparse and sampler.input_tags.sparse
-        tags.input_tags.allow_nan = (
-            inner.input_tags.allow_nan and sampler.input_tags.allow_nan
-        )
-        tags.input_tags.categorical = inner.input_tags.categorical
-        tags.input_tags.string = inner.input_tags.string
+        privatizer = self.privatizer or RegressionLabelRelease()
+        tags = self._combine_input_tags(super().__sklearn_tags__(), privatizer)
         # the labels are noisy: score thresholds of the common checks do not apply
         tags.regressor_tags.poor_score = True
         return tags

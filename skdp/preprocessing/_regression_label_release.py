@@ -14,7 +14,8 @@ from skdp.accounting import (
     record_spend,
 )
 from skdp.mechanisms import GaussianMechanism, LaplaceMechanism
-from skdp.preprocessing._categorical import as_output_labels, is_dataframe
+from skdp.preprocessing._categorical import as_output_labels
+from skdp.preprocessing._label_base import NoReleaseFitMixin, validate_features
 from skdp.preprocessing._rr_on_bins import (
     RROnBins,
     histogram_cells,
@@ -34,8 +35,6 @@ from skdp.utils.sklearn_compat import (
     RANDOM_STATE,
     Interval,
     StrOptions,
-    fit_context,
-    validate_data,
 )
 
 __all__ = ["RegressionLabelRelease", "auto_prior_share"]
@@ -107,7 +106,7 @@ def debiased_values(points, mass, channel):
     return (means - other * means.sum()) / (keep - other), means
 
 
-class RegressionLabelRelease(BudgetTrackingMixin, BaseEstimator):
+class RegressionLabelRelease(NoReleaseFitMixin, BudgetTrackingMixin, BaseEstimator):
     """Release continuous labels with label differential privacy.
 
     Sampler protocol: ``fit_resample(X, y)`` returns ``(X, y_released)``; the
@@ -306,23 +305,6 @@ class RegressionLabelRelease(BudgetTrackingMixin, BaseEstimator):
         self.delta = delta
         self.random_state = random_state
 
-    @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Validate the data and the label range; nothing is released.
-
-        Parameters
-        ----------
-        X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self
-        """
-        self._check_inputs(X, y)
-        self.privacy_spent_ = PrivacyBudget(0.0)
-        return self
-
     @atomic_fit
     def fit_resample(self, X, y):
         """Release the labels.
@@ -417,14 +399,7 @@ class RegressionLabelRelease(BudgetTrackingMixin, BaseEstimator):
 
     # ---------------------------------------------------------------- helpers
     def _check_inputs(self, X, y):
-        if is_dataframe(X):
-            validate_data(self, X, skip_check_array=True)
-            X_checked = X
-        else:
-            # the features are not read, only counted
-            X_checked = validate_data(
-                self, X, accept_sparse=True, dtype=None, ensure_all_finite=False
-            )
+        X_checked = validate_features(self, X)  # counted, not read
         y_values = column_or_1d(y, warn=True)
         try:
             y_values = y_values.astype(np.float64)

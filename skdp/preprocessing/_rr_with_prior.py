@@ -11,19 +11,14 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import check_consistent_length
 
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
-from skdp.preprocessing._categorical import (
-    as_output_labels,
-    check_labels,
-    is_dataframe,
-)
+from skdp.preprocessing._categorical import as_output_labels, check_labels
+from skdp.preprocessing._label_base import NoReleaseFitMixin, validate_features
 from skdp.utils import check_epsilon, check_random_state
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.sklearn_compat import (
     RANDOM_STATE,
     HasMethods,
     Interval,
-    fit_context,
-    validate_data,
 )
 
 __all__ = [
@@ -207,7 +202,9 @@ def _accepts_label_likelihood(estimator):
     return "label_likelihood" in params
 
 
-class RandomizedResponseWithPrior(BudgetTrackingMixin, BaseEstimator):
+class RandomizedResponseWithPrior(
+    NoReleaseFitMixin, BudgetTrackingMixin, BaseEstimator
+):
     """Multi-stage randomized response with a learned prior (label DP).
 
     The rows are split at random into stages. The labels of the first stage
@@ -351,23 +348,6 @@ class RandomizedResponseWithPrior(BudgetTrackingMixin, BaseEstimator):
         self.classes = classes
         self.random_state = random_state
 
-    @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Validate the data and the label domain; nothing is released.
-
-        Parameters
-        ----------
-        X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self
-        """
-        self._check_inputs(X, y)
-        self.privacy_spent_ = PrivacyBudget(0.0)
-        return self
-
     @atomic_fit
     def fit_resample(self, X, y):
         """Release the labels, stage by stage.
@@ -425,14 +405,8 @@ class RandomizedResponseWithPrior(BudgetTrackingMixin, BaseEstimator):
         return X, as_output_labels(y, y_new)
 
     def _check_inputs(self, X, y):
-        if is_dataframe(X):
-            validate_data(self, X, skip_check_array=True)
-            X_checked = X
-        else:
-            # the prior estimator validates the feature values it reads
-            X_checked = validate_data(
-                self, X, accept_sparse=True, dtype=None, ensure_all_finite=False
-            )
+        # the prior estimator validates the feature values it reads
+        X_checked = validate_features(self, X)
         y_values, self.classes_, codec = check_labels(y, self.classes)
         check_consistent_length(X_checked, y_values)
         return X_checked, y_values, codec
