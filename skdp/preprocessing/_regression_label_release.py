@@ -269,8 +269,10 @@ class RegressionLabelRelease(NoReleaseFitMixin, BudgetTrackingMixin, BaseEstimat
     ...     epsilon=1.0, label_bounds=(-2.0, 4.0), random_state=0
     ... )
     >>> X_out, y_private = release.fit_resample(X, y)
-    >>> X_out is X, release.privacy_spent_.epsilon, release.mechanism_
-    (True, 1.0, 'laplace')
+    >>> X_out is X, release.privacy_spent_.epsilon
+    (True, 1.0)
+    >>> sorted(release.predicted_risk_)  # the candidates the rule compared
+    ['laplace', 'rr_on_bins', 'rr_on_bins_debiased']
     """
 
     _parameter_constraints: dict = {
