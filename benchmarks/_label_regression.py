@@ -110,7 +110,10 @@ def tables(records, cfg):
                     cell += f" (L{sum(p == 'laplace' for p in picks)})"
                 cells.append(cell)
             rows.append([task, n_train[task], name] + cells)
-        rows.append([task, n_train[task], "clean RidgeCV"] + [f"{clean:.3f}"] * 1)
+        rows.append(
+            [task, n_train[task], "clean RidgeCV", f"{clean:.3f}"]
+            + [""] * (len(cfg["eps"]) - 1)
+        )
     main = (
         "### Label-private regression: test MSE / clean OLS test MSE (mean over "
         f"{cfg['reg_seeds']} seeds; RidgeCV on the released labels; (Ln) = seeds "
