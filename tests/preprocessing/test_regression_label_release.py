@@ -293,6 +293,31 @@ def test_laplace_labels_are_unbiased_with_the_stated_scale():
     assert abs(np.abs(released - 1.5).mean() - scale) < 5 * scale / math.sqrt(n)
 
 
+@pytest.mark.parametrize("mechanism", ["laplace", "gaussian"])
+def test_audit_additive_label_noise(mechanism):
+    # each entry of a released vector is one label's release: the two extreme
+    # labels of the range (and one far outside, clipped) as neighbours
+    epsilon, delta = 1.0, (1e-3 if mechanism == "gaussian" else 0.0)
+    release = RegressionLabelRelease(
+        epsilon=epsilon,
+        delta=delta,
+        label_bounds=(0.0, 1.0),
+        mechanism=mechanism,
+        random_state=np.random.default_rng(0),
+    )
+
+    def draw(label, n_samples, rng):
+        return release.fit_resample(
+            np.zeros((n_samples, 1)), np.full(n_samples, label)
+        )[1]
+
+    result = audit_mechanism(
+        draw, 0.0, 50.0, n_samples=200_000, delta=delta, random_state=0
+    )
+    assert result.epsilon_lower_bound <= epsilon
+    assert result.epsilon_lower_bound > 0.5 * epsilon  # the audit has power
+
+
 def test_labels_outside_the_bounds_are_clipped():
     X = np.zeros((4, 1))
     y = np.array([-100.0, 0.5, 2.0, 100.0])
