@@ -162,3 +162,28 @@ def optional_diffprivlib():
     except Exception as exc:  # ImportError, or its import-time sklearn breakage
         return None, None, None, f"{type(exc).__name__}: {str(exc)[:120]}"
     return diffprivlib.__version__, LinearRegression, LogisticRegression, ""
+
+
+def figure_legend(fig, axes, ncol=6):
+    """One legend below the panels naming every line of every panel.
+
+    Labels are deduplicated in order of first appearance, so a line drawn in
+    only some panels (one-vs-rest on the multi-class tasks, say) is named too;
+    the panels shrink to leave the legend its room.
+    """
+    handles = {}
+    for ax in np.ravel(axes):
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    ncol = min(ncol, len(handles))
+    rows = -(-len(handles) // ncol)
+    fig.legend(
+        list(handles.values()),
+        list(handles),
+        loc="lower center",
+        ncol=ncol,
+        fontsize=9,
+        frameon=False,
+    )
+    bottom = min(0.4, (0.15 + 0.25 * rows) / fig.get_size_inches()[1])
+    fig.tight_layout(rect=(0, bottom, 1, 1))

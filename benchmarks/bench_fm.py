@@ -397,29 +397,30 @@ def speed(quick):
 # --------------------------------------------------------------------------- plots
 def _plot(out_dir, name, lin_curves, log_curves, log_refs):
     plt = pyplot()
+    colours = {"skdp Laplace": "C0", "skdp Gaussian": "C1", "AdaSSP": "C2"}
+    colours["diffprivlib"] = "C3"
 
     fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
     for ax, d in zip(axes[:3], sorted(lin_curves)):
         per, npv, vy = lin_curves[d]
         for key, label in (("lap", "skdp Laplace"), ("gau", "skdp Gaussian")):
-            ax.plot(
-                LIN_EPS, [np.median(per[key][e]) for e in LIN_EPS], "o-", label=label
-            )
-        ax.plot(
-            LIN_EPS, [np.median(per["ada"][e]) for e in LIN_EPS], "^-.", label="AdaSSP"
-        )
+            medians = [np.median(per[key][e]) for e in LIN_EPS]
+            ax.plot(LIN_EPS, medians, "o-", color=colours[label], label=label)
+        medians = [np.median(per["ada"][e]) for e in LIN_EPS]
+        ax.plot(LIN_EPS, medians, "^-.", color=colours["AdaSSP"], label="AdaSSP")
         if per["dpl"][LIN_EPS[0]]:
             ax.plot(
                 LIN_EPS,
                 [np.median(per["dpl"][e]) for e in LIN_EPS],
                 "s--",
+                color=colours["diffprivlib"],
                 label="diffprivlib",
             )
         ax.axhline(npv, color="k", lw=1, label="non-private")
         ax.axhline(vy, color="gray", ls=":", label="var(y)")
         ax.set(xscale="log", yscale="log", xlabel="epsilon", title=f"linear, d={d}")
+        ax.legend(fontsize=7)
     axes[0].set_ylabel("test MSE")
-    axes[0].legend(fontsize=7)
     ax = axes[3]
     for key, label in (
         ("lap", "skdp Laplace"),
@@ -429,7 +430,7 @@ def _plot(out_dir, name, lin_curves, log_curves, log_refs):
     ):
         vals = log_curves[key]
         if vals and vals[0] != "n/a":
-            ax.plot(LOG_EPS, vals, "o-", label=label)
+            ax.plot(LOG_EPS, vals, "o-", color=colours[label], label=label)
     ax.axhline(log_refs[0], color="k", lw=1, label="non-private")
     ax.axhline(log_refs[1], color="gray", ls=":", label="majority")
     ax.set(xscale="log", xlabel="epsilon", ylabel="accuracy", title="Adult logistic")

@@ -46,6 +46,7 @@ from _adassp import AdaSSP, AdaSSPClassifier  # noqa: E402
 from _common import (  # noqa: E402
     cli,
     delta_for,
+    figure_legend,
     markdown_table,
     optional_diffprivlib,
     paired_difference,
@@ -363,18 +364,20 @@ def _plot(results, out_dir, name):
     fig, axes = plt.subplots(
         math.ceil(k / cols), cols, figsize=(15, 3.6 * math.ceil(k / cols))
     )
+    # one colour per method in every panel (the multi-class panels add OvR)
+    colours = {m: f"C{i}" for i, m in enumerate(dict.fromkeys(METHODS + METHODS_MC))}
     for ax, (task, med, _, baseline, _) in zip(axes.flat, results):
         eps = list(med)
         for m in _methods(task)[:-1]:
             vals = [med[e][m] for e in eps]
             if vals[0] is not None:
-                ax.plot(eps, vals, "o-", label=m)
+                ax.plot(eps, vals, "o-", color=colours[m], label=m)
         ax.axhline(med[eps[0]]["non-private"], color="k", lw=1, label="non-private")
         ax.axhline(
             baseline,
             color="gray",
             ls=":",
-            label="var(y)" if task.kind == "regression" else "majority",
+            label="var(y) (regression)" if task.kind == "regression" else "majority",
         )
         ax.set(xscale="log", xlabel="epsilon", title=task.name)
         if task.kind == "regression":
@@ -383,8 +386,7 @@ def _plot(results, out_dir, name):
             ax.set(ylabel="accuracy")
     for ax in list(axes.flat)[k:]:
         ax.axis("off")
-    axes.flat[0].legend(fontsize=7)
-    fig.tight_layout()
+    figure_legend(fig, axes)
     path = Path(out_dir) / f"{name}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)

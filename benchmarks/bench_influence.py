@@ -266,7 +266,7 @@ def plot(out, path):
             ax.scatter(act, row[f"est{order}"].ravel(), s=14, marker=marker,
                        label=f"order {order}", alpha=0.7)  # fmt: skip
         lim = [min(act.min(), 0), act.max()]
-        ax.plot(lim, lim, "k--", lw=0.8)
+        ax.plot(lim, lim, "k--", lw=0.8, label="estimate = actual")
         ax.set_xscale("symlog", linthresh=1e-5)
         ax.set_yscale("symlog", linthresh=1e-5)
         ax.set_xlabel("actual change of test log-loss (mean over RR draws)")

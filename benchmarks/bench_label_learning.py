@@ -33,11 +33,16 @@ and EM (which passes the release's noise matrix to the loss-corrected ones):
   (fitted on the public training features);
 * after RRP: ``LR`` and ``hybrid``, a multinomial logistic regression
   forward-corrected with each row's own noise column
-  (``RandomizedResponseWithPrior.label_likelihood_``):
-  ``LossCorrectedLogisticRegression.fit(..., label_likelihood=...)`` where
-  skdp has it, else the small local fit ``forward_corrected_fit`` below (the
-  same objective, C = 1); after EM: ``LR`` and ``LR-fwd`` only; after REF:
-  its own final model (LR on all released labels, as published).
+  (``RandomizedResponseWithPrior.label_likelihood_``, which
+  ``PrivateLabelClassifier`` routes to
+  ``LossCorrectedLogisticRegression.fit(..., label_likelihood=...)``, C = 1);
+  after EM: ``LR`` and ``LR-fwd`` only; after REF: its own final model (LR on
+  all released labels, as published).
+
+``LR-bwd`` refuses (ValueError) where the backward-corrected class
+frequencies are too uncertain to fit; such a fit counts as "refused" (NaN,
+left out of the means, and its configuration is no candidate for "best skdp"
+in that cell).
 
 Metrics: test accuracy and test AUC (binary: of the decision function or
 probability; multi-class: mean one-vs-rest AUC of each class's score).
@@ -59,7 +64,6 @@ with the reason; the seed's barrier-hinge claim (issue 17); label-private
 regression (``_label_regression``).
 """
 
-import inspect
 import sys
 import time
 import warnings
@@ -81,8 +85,6 @@ from _common import (  # noqa: E402
     write_result,
 )
 from _rr_with_prior_reference import lp_2st  # noqa: E402
-from scipy import optimize  # noqa: E402
-from scipy.special import logsumexp  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
 from sklearn.metrics import roc_auc_score  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
@@ -282,7 +284,7 @@ def make_learner(name, multiclass):
         return make_pipeline(StandardScaler(), inner)
     if name == "LR":
         return LogisticRegression(C=1.0, max_iter=2000)
-    if name == "LR-fwd":
+    if name in ("LR-fwd", "hybrid"):  # hybrid: per-row likelihoods after RRP
         return LossCorrectedLogisticRegression(correction="forward")
     if name == "LR-bwd":
         return LossCorrectedLogisticRegression(correction="backward")
@@ -290,50 +292,6 @@ def make_learner(name, multiclass):
     return SymmetricLossClassifier(
         loss=loss, objective=objective, n_restarts=0, random_state=0
     )
-
-
-def forward_corrected_fit(X, y_codes, likelihood, C=1.0):
-    """Multinomial logistic regression minimizing
-    sum_i -log(sum_k L[i, k] p_k(x_i)) + ||W||^2 / (2 C) (per-row forward
-    correction; L the rows' noise columns). Returns (W, b). The stand-in for
-    ``LossCorrectedLogisticRegression.fit(X, y, label_likelihood=L)``."""
-    n, d = X.shape
-    K = likelihood.shape[1]
-    Xb = np.hstack([X, np.ones((n, 1))])
-
-    def fun(theta):
-        W = theta.reshape(K, d + 1)
-        Z = Xb @ W.T
-        P = np.exp(Z - logsumexp(Z, axis=1, keepdims=True))
-        q = np.maximum(np.sum(likelihood * P, axis=1), 1e-300)
-        value = -np.sum(np.log(q)) + 0.5 / C * np.sum(W[:, :d] ** 2)
-        G = P * (1 - likelihood / q[:, None])
-        grad = G.T @ Xb
-        grad[:, :d] += W[:, :d] / C
-        return value, grad.ravel()
-
-    res = optimize.minimize(
-        fun, np.zeros(K * (d + 1)), jac=True, method="L-BFGS-B",
-        options={"maxiter": 1000},
-    )  # fmt: skip
-    W = res.x.reshape(K, d + 1)
-    return W[:, :d], W[:, d]
-
-
-def _skdp_takes_likelihood():
-    fit = LossCorrectedLogisticRegression.fit
-    return "label_likelihood" in inspect.signature(fit).parameters
-
-
-def hybrid_log_proba(Xtr, released_codes, likelihood, Xte, n_classes):
-    """The hybrid's test log-probabilities (columns = class codes)."""
-    if _skdp_takes_likelihood():
-        model = LossCorrectedLogisticRegression(classes=np.arange(n_classes))
-        model.fit(Xtr, released_codes, label_likelihood=likelihood)
-        return model.predict_log_proba(Xte)
-    W, b = forward_corrected_fit(Xtr, released_codes, likelihood)
-    Z = Xte @ W.T + b
-    return Z - logsumexp(Z, axis=1, keepdims=True)
 
 
 def _scores(model, X, classes):
@@ -395,14 +353,6 @@ def _fit_predict(release, name, eps, data, classes, seed):
         else:
             log_proba[:, final.classes_] = final.predict_log_proba(Xte)
         return _from_log_proba(log_proba, classes)
-    if release == "RRP" and name == "hybrid":
-        sampler = _privatizer(release, eps, classes, seed).set_params(classes=classes)
-        _, released = sampler.fit_resample(Xtr, ytr)
-        codes = np.searchsorted(classes, released)
-        log_proba = hybrid_log_proba(
-            Xtr, codes, sampler.label_likelihood_, Xte, classes.size
-        )
-        return _from_log_proba(log_proba, classes)
     model = PrivateLabelClassifier(
         make_learner(name, multiclass),
         _privatizer(release, eps, classes, seed),
@@ -428,16 +378,39 @@ def run_task(task, cfg):
             for release, names in CONFIGS
             for name in names
         ]
+        majority = float(np.mean(yte == _mode(ytr)))
+        records.append((task, "clean", np.inf, "majority", seed, majority, 0.5, "ok"))
         for label, eps, release, name in cells:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                pred, scores = _fit_predict(
-                    release, name, eps, (Xtr, Xte, ytr), classes, seed
-                )
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    pred, scores = _fit_predict(
+                        release, name, eps, (Xtr, Xte, ytr), classes, seed
+                    )
+                except ValueError as err:
+                    if name != "LR-bwd" or REFUSAL not in str(err):
+                        raise
+                    records.append((task, label, eps, name, seed, *REFUSED))
+                    continue
             acc = float(np.mean(pred == yte))
             auc = _auc(yte, scores, classes)
-            records.append((task, label, eps, name, seed, acc, auc))
+            projected = any(PROJECTED in str(w.message) for w in caught)
+            status = "projected" if projected else "ok"
+            if np.unique(pred).size == 1:
+                status += ", one class"
+            records.append((task, label, eps, name, seed, acc, auc, status))
     return records
+
+
+# the backward correction's refusal (ValueError) and projection (warning)
+REFUSAL = "correction='backward' cannot fit these labels"
+PROJECTED = "backward-corrected class counts"
+REFUSED = (np.nan, np.nan, "refused")
+
+
+def _mode(y):
+    values, counts = np.unique(y, return_counts=True)
+    return values[np.argmax(counts)]
 
 
 # ---------------------------------------------------------------- report
@@ -452,8 +425,24 @@ def _values(records, task, mech, eps, name, metric):
 
 
 def _cell(records, task, mech, eps, name, metric):
+    """Mean over the seeds that fitted (refused fits are NaN)."""
     vals = _values(records, task, mech, eps, name, metric)
+    vals = vals[~np.isnan(vals)]
     return float(np.mean(vals)) if vals.size else np.nan
+
+
+def _refused(records, task, mech, eps, name):
+    return sum(r[7] == "refused" for r in records if r[:4] == (task, mech, eps, name))
+
+
+def _shown(records, task, mech, eps, name, metric):
+    """A table cell: the mean, 'refused' or the mean of the fitted seeds and
+    the number of refused ones."""
+    refused = _refused(records, task, mech, eps, name)
+    mean = _cell(records, task, mech, eps, name, metric)
+    if np.isnan(mean):
+        return "refused" if refused else "n/a"
+    return f"{mean:.3f}" + (f" ({refused} refused)" if refused else "")
 
 
 def _configs():
@@ -470,14 +459,14 @@ def tables(records, cfg):
         for task in cfg["tasks"]:
             for release, name in _configs():
                 clean = (
-                    f"{_cell(records, task, 'clean', np.inf, name, metric):.3f}"
+                    _shown(records, task, "clean", np.inf, name, metric)
                     if release == "RR"
                     else ""
                 )
                 rows.append(
                     [task, release, name, clean]
                     + [
-                        f"{_cell(records, task, release, e, name, metric):.3f}"
+                        _shown(records, task, release, e, name, metric)
                         for e in cfg["eps"]
                     ]
                 )
@@ -490,8 +479,13 @@ def tables(records, cfg):
 
 
 def _best_skdp(records, task, eps, metric):
-    """The skdp configuration with the best mean in a cell."""
-    skdp = [(r, n) for r, n in _configs() if r != "REF"]
+    """The skdp configuration with the best mean in a cell (a configuration
+    refused in some seed is not a candidate: its mean is over fewer seeds)."""
+    skdp = [
+        (r, n)
+        for r, n in _configs()
+        if r != "REF" and not _refused(records, task, r, eps, n)
+    ]
     return max(skdp, key=lambda c: _cell(records, task, c[0], eps, c[1], metric))
 
 
@@ -608,6 +602,47 @@ def prespecified_table(records, cfg):
     )
 
 
+def backward_table(records, cfg):
+    """LR-bwd after RR: every fit is refused (ValueError) or beats the
+    majority class; projected fits warn; none is a silent one-class model."""
+    rows, held, total = [], 0, 0
+    for task in cfg["tasks"]:
+        majority = {
+            r[4]: r[5] for r in records if r[:4] == (task, "clean", np.inf, "majority")
+        }
+        for eps in cfg["eps"]:
+            fits = [r for r in records if r[:4] == (task, "RR", eps, "LR-bwd")]
+            refused = [r for r in fits if r[7] == "refused"]
+            fitted = [r for r in fits if r[7] != "refused"]
+            projected = [r for r in fitted if r[7].startswith("projected")]
+            one_class = [r for r in fitted if r[7].endswith("one class")]
+            beat = [r for r in fitted if r[5] > majority[r[4]]]
+            silent = [r for r in fitted if r not in beat and r not in projected]
+            if silent:
+                verdict = "fails (silent)"
+            elif len(beat) < len(fitted):
+                verdict = "warned, not better"
+            else:
+                verdict = "holds"
+            held += verdict == "holds"
+            total += 1
+            acc = _cell(records, task, "RR", eps, "LR-bwd", "acc")
+            rows.append(
+                [task, eps, len(fits), len(refused), len(projected), len(one_class),
+                 f"{len(beat)}/{len(fitted)}", "" if np.isnan(acc) else f"{acc:.3f}",
+                 f"{np.mean(list(majority.values())):.3f}", verdict]
+            )  # fmt: skip
+    header = [
+        "task", "eps", "fits", "refused", "projected (warned)", "one class",
+        "beat majority", "acc (fitted)", "majority acc", "verdict",
+    ]  # fmt: skip
+    return (
+        "### Backward correction (LR-bwd after RR): each fit beats the majority "
+        "class or is refused with a ValueError; projected fits warn "
+        f"(holds in {held} of {total} cells)\n\n" + markdown_table(header, rows)
+    )
+
+
 def em_check(records, cfg):
     """EM at guarantee eps has RR's law: their LR scores differ by noise only."""
     rows = []
@@ -698,7 +733,7 @@ def plot(records, cfg, out_dir):
             _cell(records, task, "clean", np.inf, "LR", "acc"),
             color="grey",
             lw=0.8,
-            label="clean LR",
+            label="LR, clean labels",
         )
         ax.set_xscale("log")
         ax.set_title(task, fontsize=9)
@@ -744,6 +779,7 @@ def main(quick=True, out_dir="benchmarks/results"):
             target_table(records, cfg),
             not_first_table(records, cfg),
             prespecified_table(records, cfg),
+            backward_table(records, cfg),
         ]
         + tables(records, cfg)
         + [em_check(records, cfg), claim_table(records, cfg)]

@@ -139,7 +139,7 @@ def plot_survival(out_dir, ns):
     ax.set_ylabel("P[at least half the labels survive]")
     ax.legend(title="n labels")
     fig.tight_layout()
-    path = Path(out_dir) / "label_survival.png"
+    path = Path(out_dir) / "label_privacy_survival.png"
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path

@@ -26,6 +26,7 @@ ORDER = [
     "bench_label_privacy",
     "bench_symmetric_loss",
     "bench_label_learning",
+    "bench_loss_correction",
     "bench_influence",
     "bench_vertical",
     "bench_accounting",

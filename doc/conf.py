@@ -4,13 +4,15 @@ Build (warnings are errors)::
 
     python -m sphinx -W -b html doc doc/_build/html
 
-Two pages are generated at build time so that they never go stale:
+Pages are generated at build time so that they never go stale:
 
 - ``api.rst``: one autosummary table per public module, listing every name in the
   module's ``__all__`` (a name is documented the day it is exported);
-- ``_generated/benchmark_results.rst``: the tables ``benchmarks/run.py`` wrote to
-  ``benchmarks/results/`` (or ``$SKDP_BENCH_RESULTS``), or instructions to produce
-  them when there are none.
+- ``benchmarks/<name>.rst``: one page per benchmark, with the tables and plots
+  ``benchmarks/run.py`` wrote to ``benchmarks/results/`` (or
+  ``$SKDP_BENCH_RESULTS``) and those of the committed snapshot
+  (``benchmarks/reference_results/``), and ``_generated/benchmark_index.rst``,
+  their table of contents (included by ``benchmarks.rst``).
 """
 
 import os
@@ -22,7 +24,11 @@ ROOT = DOC.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(DOC / "_ext"))
 
-from skdp_docs import write_api_page, write_benchmark_page  # noqa: E402
+from skdp_docs import (  # noqa: E402
+    write_api_page,
+    write_benchmark_pages,
+    write_unlisted_pages,
+)
 
 import skdp  # noqa: E402
 
@@ -35,12 +41,16 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # only for ``.. testsetup::``: the hidden setup of a page's code fragments,
+    # which tests/test_doc_snippets.py runs with the page's Python blocks
+    "sphinx.ext.doctest",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
 ]
 
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "_generated/*.md", "**/README.rst"]
+# _generated/ holds files other pages include, not pages of their own
+exclude_patterns = ["_build", "_generated", "**/README.rst"]
 root_doc = "index"
 
 # -- API reference -----------------------------------------------------------
@@ -56,11 +66,18 @@ numpydoc_xref_param_type = False
 # the bibliography lists papers not every page cites
 suppress_warnings = ["ref.citation"]
 
+# -- User guide: pages not yet placed in its explicit order -------------------
+write_unlisted_pages(
+    DOC / "user_guide.rst", DOC / "user_guide", DOC / "_generated" / "user_guide_more.rst"
+)
+
 # -- Benchmark results -------------------------------------------------------
-write_benchmark_page(
+write_benchmark_pages(
     Path(os.environ.get("SKDP_BENCH_RESULTS", ROOT / "benchmarks" / "results")),
-    DOC / "_generated" / "benchmark_results.rst",
     snapshot_dir=ROOT / "benchmarks" / "reference_results",
+    out_dir=DOC / "benchmarks",
+    index_path=DOC / "_generated" / "benchmark_index.rst",
+    bench_dir=ROOT / "benchmarks",
 )
 
 # -- Examples gallery ----------------------------------------------------------
@@ -93,3 +110,7 @@ html_context = {"default_mode": "light"}
 html_sidebars = {
     page: [] for page in ("index", "install", "benchmarks", "references", "development")
 }
+# benchmark pages: no side columns, so that tables of up to ~20 columns of numbers
+# fit at 1280 px (each page removes its "on this page" column itself and starts with
+# its own table of contents)
+html_sidebars["benchmarks/*"] = []

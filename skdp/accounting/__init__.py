@@ -4,7 +4,8 @@
 wherever it runs (threads, joblib/dask workers on the same machine), enforces an
 optional limit before each release, and composes either by basic sequential
 composition or, with ``accountant="pld"``, with privacy loss distributions from
-Google's ``dp-accounting`` (extra ``skdp[accounting]``).
+Google's ``dp-accounting`` (extra ``skdp[accounting]``); releases on disjoint
+rows (:func:`on_rows`) compose by their maximum.
 """
 
 from skdp.accounting._budget import PrivacyBudget
@@ -17,7 +18,12 @@ from skdp.accounting._events import (
     describe_release,
 )
 from skdp.accounting._ledger import BudgetTracker
-from skdp.accounting._tracking import BudgetTrackingMixin, record_spend, track_budget
+from skdp.accounting._tracking import (
+    BudgetTrackingMixin,
+    on_rows,
+    record_spend,
+    track_budget,
+)
 from skdp.accounting._transport import LedgerUnreachableError
 
 __all__ = [
@@ -31,6 +37,7 @@ __all__ = [
     "PrivacyEvent",
     "RandomizedResponseEvent",
     "describe_release",
+    "on_rows",
     "record_spend",
     "track_budget",
 ]

@@ -1,17 +1,115 @@
-"""The ledger of one ``track_budget`` block: spends, events, limit, refusals."""
+"""The ledger of one ``track_budget`` block: spends, events, limit, refusals.
 
-import itertools
+Parallel composition: a release may state the rows (records) it read. The
+ledger keeps the rows in *cells*, sets of rows that every recorded release either
+read entirely or not at all, plus one cell for the rows no release named (every
+release that states no rows reads all rows, named or not). A cell's releases
+compose sequentially; cells compose by their maximum, since replacing one record
+changes the data of exactly one cell and the releases on other cells do not read
+it (they may depend on its outputs: that is post-processing).
+"""
+
 import math
 import os
 import secrets
 import threading
+import warnings
+
+import numpy as np
 
 from skdp.accounting._budget import PrivacyBudget
+from skdp.accounting._events import GaussianEvent
 from skdp.exceptions import BudgetExceededError
 
 __all__ = ["BudgetTracker"]
 
 ACCOUNTANTS = ("basic", "pld")
+# Above this many cells, a release that would split cells is counted on every
+# row instead (conservative), so that a ledger's cost stays bounded.
+MAX_CELLS = 1024
+
+
+class _Cell:
+    """Rows that every recorded release read entirely or not at all.
+
+    ``rows`` is a sorted array of row ids, or None for the rows no release named.
+    ``basic`` is the sequential composition of the cell's releases; ``pld`` their
+    PLD state (``accountant="pld"``), with ``gaussian`` and ``rest`` the
+    closed-form fallback: the releases made only of Gaussian events (sum of
+    noise_multiplier^-2) and the others' basic composition.
+    """
+
+    __slots__ = ("rows", "basic", "pld", "gaussian", "rest", "_epsilon", "_delta")
+
+    def __init__(self, rows, basic, pld=None, gaussian=0.0, rest=None):
+        self.rows = rows
+        self.basic = basic
+        self.pld = pld
+        self.gaussian = gaussian
+        self.rest = PrivacyBudget(0.0) if rest is None else rest
+        self._epsilon = {}  # delta -> (PLD, fallback) epsilon; a cell never changes
+        self._delta = {}  # epsilon -> PLD delta
+
+    def with_rows(self, rows):
+        return _Cell(rows, self.basic, self.pld, self.gaussian, self.rest)
+
+    def add(self, budget, events):
+        pld, gaussian, rest = self.pld, self.gaussian, self.rest
+        if pld is not None:
+            pld = pld.add_events(events)
+            if events and all(isinstance(event, GaussianEvent) for event in events):
+                gaussian += sum(event.noise_multiplier**-2 for event in events)
+            else:
+                rest = rest + budget
+        return _Cell(self.rows, self.basic + budget, pld, gaussian, rest)
+
+    def pld_delta(self, epsilon):
+        if epsilon not in self._delta:
+            self._delta[epsilon] = self.pld.delta(epsilon)
+        return self._delta[epsilon]
+
+    def pld_epsilon(self, delta):
+        """(PLD epsilon, closed-form fallback epsilon) at ``delta``."""
+        if delta not in self._epsilon:
+            from skdp.accounting._pld import gaussian_epsilon
+
+            pld = self.pld.epsilon(delta)
+            fallback = math.inf
+            if self.rest.delta < delta:
+                leftover = delta - self.rest.delta
+                fallback = self.rest.epsilon + (
+                    gaussian_epsilon(self.gaussian**-0.5, leftover)
+                    if self.gaussian > 0
+                    else 0.0
+                )
+            self._epsilon[delta] = (pld, fallback)
+        return self._epsilon[delta]
+
+
+def _split(cells, budget, events, rows):
+    """The cells after one more release that read ``rows`` (None: all rows)."""
+    if rows is None:
+        return [cell.add(budget, events) for cell in cells]
+    out, remaining, unnamed = [], rows, None
+    for cell in cells:
+        if cell.rows is None:
+            unnamed = cell
+            continue
+        inside = np.intersect1d(cell.rows, rows, assume_unique=True)
+        if inside.size == 0:
+            out.append(cell)
+            continue
+        remaining = np.setdiff1d(remaining, inside, assume_unique=True)
+        if inside.size < cell.rows.size:
+            outside = np.setdiff1d(cell.rows, inside, assume_unique=True)
+            out.append(cell.with_rows(outside))
+        out.append(cell.with_rows(inside).add(budget, events))
+    out.append(unnamed)
+    if remaining.size:
+        out.append(unnamed.with_rows(remaining).add(budget, events))
+    if len(out) > MAX_CELLS:
+        return _split(cells, budget, events, None)
+    return out
 
 
 class BudgetTracker:
@@ -33,6 +131,8 @@ class BudgetTracker:
         Every recorded release, in the order they were recorded.
     events : list of tuple of PrivacyEvent
         What each release was (same order as ``spends``).
+    rows : list of ndarray or None
+        The rows each release stated it read (None: all rows).
     refusals : list of str
         Messages of the refused releases.
     swallowed : list of str
@@ -54,13 +154,12 @@ class BudgetTracker:
         self.refusals = []
         self.swallowed = []
         self.id = secrets.token_hex(16)
-        self._entries = {}  # token -> (source, budget, events); dicts keep order
-        self._tokens = itertools.count()
+        self._entries = {}  # token -> (source, budget, events, rows); keeps order
         self._lock = threading.RLock()
         self._owner_pid = os.getpid()
         self._closed = False
-        self._cached = None  # (n_entries version, total)
-        self._version = 0
+        self._warned = False
+        self._cells = self._replay([])
 
     def __repr__(self):
         return (
@@ -71,32 +170,39 @@ class BudgetTracker:
     @property
     def spends(self):
         with self._lock:
-            return [(source, budget) for source, budget, _ in self._entries.values()]
+            return [(entry[0], entry[1]) for entry in self._entries.values()]
 
     @property
     def events(self):
         with self._lock:
-            return [events for _, _, events in self._entries.values()]
+            return [entry[2] for entry in self._entries.values()]
+
+    @property
+    def rows(self):
+        with self._lock:
+            return [entry[3] for entry in self._entries.values()]
 
     @property
     def basic_total(self):
-        """Sequential composition of every recorded spend (epsilons, deltas add)."""
+        """Basic composition of every recorded spend.
+
+        Sequential (epsilons and deltas add) for releases on common rows,
+        parallel (the maximum) across releases on disjoint rows.
+        """
         with self._lock:
-            return self._basic(self._entries.values())
+            return self._combine([cell.basic for cell in self._cells])
 
     @property
     def total(self):
         """The tracker's total: :attr:`basic_total`, or the tighter PLD total.
 
-        With ``accountant="pld"``: ``basic_total`` if it is no larger in both
-        coordinates than ``(epsilon_pld(delta), delta)``, else
-        ``PrivacyBudget(epsilon_pld(delta), delta)``; never looser than basic
-        composition at the target delta.
+        With ``accountant="pld"``, per cell of rows: its basic composition if that
+        is no larger in both coordinates than ``(epsilon_pld(delta), delta)``,
+        else ``PrivacyBudget(epsilon_pld(delta), delta)``; never looser than
+        basic composition at the target delta. Cells combine by their maximum.
         """
         with self._lock:
-            if self._cached is None or self._cached[0] != self._version:
-                self._cached = (self._version, self._total(self._entries.values()))
-            return self._cached[1]
+            return self._total(self._cells)
 
     @property
     def remaining(self):
@@ -111,23 +217,79 @@ class BudgetTracker:
 
     # ---------------------------------------------------------------- internals
     @staticmethod
-    def _basic(entries):
-        return sum((budget for _, budget, _ in entries), PrivacyBudget(0.0))
+    def _combine(budgets):
+        return PrivacyBudget(
+            max(budget.epsilon for budget in budgets),
+            max(budget.delta for budget in budgets),
+        )
 
-    def _total(self, entries):
-        entries = list(entries)
-        basic = self._basic(entries)
-        if self.accountant == "basic" or not entries or math.isinf(basic.epsilon):
+    def _replay(self, entries):
+        """Cells of ``entries`` recorded in order, from none."""
+        pld = None
+        if self.accountant == "pld":
+            from skdp.accounting._pld import TAIL_MASS, UPPER_MARGIN, PLDState
+
+            capped = self.limit is not None and not math.isinf(self.limit.epsilon)
+            upper = self.limit.epsilon + UPPER_MARGIN if capped else None
+            # trimmed tails go to +inf: keep them far below the target delta
+            tail = min(TAIL_MASS, 1e-6 * self.delta)
+            pld = PLDState(upper_loss=upper, tail_mass=tail)
+        cells = [_Cell(None, PrivacyBudget(0.0), pld)]
+        for _, budget, events, rows in entries:
+            cells = _split(cells, budget, events, rows)
+        return cells
+
+    def _total(self, cells):
+        if self.accountant == "basic":
+            return self._combine([cell.basic for cell in cells])
+        return self._combine([self._cell_total(cell) for cell in cells])
+
+    def _within_limit(self, cells):
+        """Whether ``self._total(cells) <= self.limit``, computed cheaply.
+
+        A cell's total is within the limit iff its basic composition is, or its
+        PLD epsilon at the target delta is at most the cap's epsilon, that is
+        ``delta_pld(cap) <= delta``: this reads only the losses above the cap.
+        Within 1e-9 of the boundary the epsilon itself decides (so the reported
+        total never exceeds the cap by rounding).
+        """
+        for cell in cells:
+            if cell.basic <= self.limit:
+                continue
+            if (
+                self.accountant == "basic"
+                or math.isinf(self.limit.epsilon)
+                or self.delta > self.limit.delta  # no PLD total can fit then
+            ):
+                return False
+            if cell.pld_delta(self.limit.epsilon) > self.delta * (1 - 1e-9):
+                # near or past the cap (or an absurd delta): the total decides
+                if not self._cell_total(cell) <= self.limit:
+                    return False
+        return True
+
+    def _cell_total(self, cell):
+        basic = cell.basic
+        if math.isinf(basic.epsilon):
             return basic
-        from skdp.accounting._pld import pld_epsilon
-
-        eps = pld_epsilon((e for _, _, events in entries for e in events), self.delta)
+        pld, fallback = cell.pld_epsilon(self.delta)
+        if math.isinf(pld) and not math.isinf(fallback) and not self._warned:
+            self._warned = True
+            warnings.warn(
+                f"The PLD accountant cannot resolve delta={self.delta:g} (its "
+                "discretized distributions carry more numerical tail mass than "
+                "that): this tracker's total composes the Gaussian releases "
+                "exactly and the others by adding their (epsilon, delta).",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        eps = min(pld, fallback)
         if basic.delta <= self.delta and basic.epsilon <= eps:
             return basic
         return PrivacyBudget(eps, self.delta)
 
-    def _try_record(self, budget, source, events):
-        """Check against the limit and record atomically; return a token."""
+    def _try_record(self, budget, source, events, rows=None):
+        """Check against the limit and record atomically; return a random token."""
         with self._lock:
             if self._closed:
                 return None
@@ -137,19 +299,18 @@ class BudgetTracker:
                     f"release ({self.refusals[0]}) and releases nothing more "
                     "(strict=True)."
                 )
-            entry = (source, budget, tuple(events))
-            if self.limit is not None:
-                new_total = self._total([*self._entries.values(), entry])
-                if not new_total <= self.limit:
-                    message = (
-                        f"{source} would spend {budget}, taking the total to "
-                        f"{new_total}, past the limit {self.limit}"
-                    )
-                    self.refusals.append(message)
-                    raise BudgetExceededError(message + ".")
-            token = next(self._tokens)
-            self._entries[token] = entry
-            self._version += 1
+            events = tuple(events)
+            cells = _split(self._cells, budget, events, rows)
+            if self.limit is not None and not self._within_limit(cells):
+                message = (
+                    f"{source} would spend {budget}, taking the total to "
+                    f"{self._total(cells)}, past the limit {self.limit}"
+                )
+                self.refusals.append(message)
+                raise BudgetExceededError(message + ".")
+            token = secrets.token_hex(16)
+            self._entries[token] = (source, budget, events, rows)
+            self._cells = cells
             return token
 
     def _mark_swallowed(self, message):
@@ -157,7 +318,10 @@ class BudgetTracker:
             self.swallowed.append(message)
 
     def _unrecord(self, token):
-        """Take back a spend whose release another tracker refused."""
+        """Take back a spend whose release another tracker refused.
+
+        Only the recorder holds the (random) token.
+        """
         with self._lock:
             if self._entries.pop(token, None) is not None:
-                self._version += 1
+                self._cells = self._replay(list(self._entries.values()))

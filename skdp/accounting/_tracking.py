@@ -4,10 +4,14 @@ A release is recorded in the *active* ledgers of the code that makes it:
 
 1. the ``track_budget`` blocks open in the current context (thread / task);
 2. otherwise (a thread that opened no block: ``ThreadPoolExecutor``, joblib's
-   threading backend, dask's threads) every block open in the process;
-3. plus, in a process that received a pickled skdp estimator (loky, dask and
-   ``multiprocessing`` workers), the blocks that were active where it was
-   pickled, reached through their process's ledger server;
+   threading backend, dask's threads) every block open in the process. A block
+   opened in such a thread cannot know where the thread was started: it nests
+   inside every block open in the process at that moment, as if opened there;
+3. plus, in a process that descends from a process with open blocks and that
+   received a skdp estimator pickled inside them (loky, dask ``LocalCluster``
+   and ``multiprocessing`` workers), those blocks, reached through their
+   process's ledger server; a process that does not descend from it (a model
+   file loaded elsewhere) ignores what the pickle carries;
 4. in a forked child, its parent's blocks (through the parent's server).
 """
 
@@ -17,15 +21,18 @@ import os
 import sys
 import threading
 
+import numpy as np
+
 from skdp.accounting import _transport
 from skdp.accounting._budget import PrivacyBudget
 from skdp.accounting._events import describe_release
 from skdp.accounting._ledger import ACCOUNTANTS, BudgetTracker
 from skdp.exceptions import BudgetExceededError
 
-__all__ = ["BudgetTrackingMixin", "record_spend", "track_budget"]
+__all__ = ["BudgetTrackingMixin", "on_rows", "record_spend", "track_budget"]
 
 _context = contextvars.ContextVar("skdp_budget_trackers", default=())
+_rows_context = contextvars.ContextVar("skdp_budget_rows", default=None)
 _inherited_lock = threading.Lock()
 _inherited = {}  # ledger id -> RemoteLedger (from pickles or from a fork)
 _STATE_KEY = "_skdp_budget_ledgers"
@@ -71,22 +78,51 @@ def _warn_lost(ledger):
 
 
 def _handles_for_pickle():
-    """Handles to every active ledger, for a pickled estimator to carry."""
+    """Handles to every active ledger, for a pickled estimator to carry.
+
+    They hold no secret: a ledger serves only processes descending from its own.
+    """
     handles = []
     for ledger in _active_ledgers():
         if isinstance(ledger, BudgetTracker):
-            address, authkey = _transport.server_address()
-            ledger = _transport.RemoteLedger(ledger.id, tuple(address), authkey)
+            ledger = _transport.RemoteLedger(ledger.id, *_transport.ensure_server())
         handles.append(ledger)
     return tuple(handles)
 
 
+def _in_dask_worker():
+    worker = sys.modules.get("distributed.worker")
+    return worker is not None and bool(getattr(worker.Worker, "_instances", ()))
+
+
 def _adopt(handles):
+    """Make the handles of an unpickled estimator active, where they apply.
+
+    In a process that descends from a handle's ledger (a worker of that
+    process), the handle joins the active ledgers of the whole process until its
+    block ends. Anywhere else it is dropped and changes nothing, except in a dask
+    worker, which cannot tell a model file from a task sent from a block it
+    cannot reach: there loading it raises ``LedgerUnreachableError``.
+    """
     own = {ledger.id for ledger in _transport.open_ledgers()}
-    with _inherited_lock:
-        for handle in handles:
-            if isinstance(handle, _transport.RemoteLedger) and handle.id not in own:
+    for handle in handles:
+        if not isinstance(handle, _transport.RemoteLedger) or handle.id in own:
+            continue
+        with _inherited_lock:
+            if handle.id in _inherited:  # adopted with an earlier task
+                continue
+        if handle.binds_here():
+            with _inherited_lock:
                 _inherited.setdefault(handle.id, handle)
+        elif _in_dask_worker():
+            raise _transport.LedgerUnreachableError(
+                "This skdp estimator was pickled inside a track_budget block of a "
+                f"process this dask worker does not descend from (pid "
+                f"{handle.owner.pid}, possibly on another machine): its spends "
+                "could not be recorded there, so it is not loaded. Run the dask "
+                "workers as a LocalCluster of that process, or pickle the "
+                "estimator outside the block."
+            )
 
 
 class BudgetTrackingMixin:
@@ -94,24 +130,33 @@ class BudgetTrackingMixin:
 
     Put it left of ``BaseEstimator`` in every class whose methods call
     :func:`record_spend`. When the estimator is pickled inside a ``track_budget``
-    block (joblib's loky backend, dask, ``multiprocessing``), the pickle carries
-    handles to the block's ledgers; unpickling it in another process makes them
-    active there, so that process's releases are checked against the caller's
-    limit and recorded in the caller's tracker. Outside a block nothing is added
-    and the pickle is what scikit-learn's alone would be.
+    block (joblib's loky backend, dask, ``multiprocessing``), the pickle also
+    holds, under the key ``"_skdp_budget_ledgers"``, one plain tuple per active
+    block: ``("skdp-ledger-1", block id, socket path, machine hash, pid, start
+    time)``, naming the block and the process that holds it; no key or other
+    secret. Unpickled in a process that descends from that one (its workers), the
+    handles become active there, so that process's releases are checked against
+    the caller's limit and recorded in the caller's tracker; anywhere else they
+    are dropped (see :func:`track_budget`). Outside a block nothing is added and
+    the pickle is what scikit-learn's alone would be.
     """
 
     def __getstate__(self):
         state = super().__getstate__()
         handles = _handles_for_pickle()
         if handles and isinstance(state, dict):
-            state = {**state, _STATE_KEY: handles}
+            state = {**state, _STATE_KEY: tuple(h._to_state() for h in handles)}
         return state
 
     def __setstate__(self, state):
         if isinstance(state, dict) and _STATE_KEY in state:
             state = dict(state)
-            _adopt(state.pop(_STATE_KEY))
+            carried = state.pop(_STATE_KEY)
+            _adopt(
+                handle
+                for handle in map(_transport.RemoteLedger._from_state, carried)
+                if handle is not None
+            )
         super().__setstate__(state)
 
 
@@ -155,30 +200,47 @@ def track_budget(epsilon=None, delta=0.0, *, accountant="basic", strict=True):
     **What is one release.** Each ``fit`` of a DP estimator (each ``partial_fit``,
     each ``transform``/``fit_resample`` of a noisy transformer) is one spend, so a
     grid search over 5 values with 3 folds records 15 spends plus the refit.
-    Trackers nest: a spend is recorded in (and checked against) every active one.
+    Trackers nest: a spend is recorded in (and checked against) every active one,
+    including the blocks open where a thread's own block was opened (see below).
+
+    **Disjoint rows.** Releases compose sequentially unless they say which rows
+    they read: inside ``with on_rows(ids):`` (or with ``record_spend(...,
+    rows=...)``), releases on disjoint rows compose by their maximum (parallel
+    composition); see :func:`on_rows`.
 
     **Parallel work (n_jobs, joblib).** Spends are recorded wherever the release
     runs: ``GridSearchCV``, ``RandomizedSearchCV``, ``cross_validate`` and any
     joblib call with any ``n_jobs`` under the loky (default), threading and
-    multiprocessing backends and dask's ``distributed`` on the same machine; plain
-    threads (``ThreadPoolExecutor``); nested searches; a child forked inside the
-    block; and any process that receives a skdp estimator pickled inside the block.
-    The limit is checked atomically in the tracker's process before each release,
-    including those made by workers. How: threads that opened no block of their
-    own record in every block open in the process (so two unrelated blocks open
-    in two threads at once both count a thread's spend: conservative); a skdp
-    estimator pickled inside the block carries the address of a small ledger
-    server (loopback interface, random key) that its process started, and workers
-    record through it.
+    multiprocessing backends and a dask ``LocalCluster`` started by this
+    process; plain threads (``ThreadPoolExecutor``); nested searches; a child
+    forked inside the block; and any process started (directly or not) by this
+    one that receives a skdp estimator pickled inside the block. The limit is
+    checked atomically in the tracker's process before each release, including
+    those made by workers. How: a thread with no block of its own records in
+    every block open in the process, and a block it opens nests inside them (so
+    two unrelated blocks open in two threads at once may both count a thread's
+    spend: conservative); a skdp estimator pickled inside the block carries a
+    handle (block id, socket path, owner pid) to a small ledger server of this
+    process, which serves only processes the kernel reports as its descendants.
+
+    **What a pickle made inside the block contains**, besides what
+    scikit-learn's pickle holds: that handle, and no secret. Loaded in a process
+    that does not descend from this one (another machine, container or session:
+    a saved model), it is dropped, and the model fits, transforms and releases
+    there as any other.
 
     **Not covered.** Estimators created in a spawned process from scratch (a
     ``multiprocessing`` or ``concurrent.futures.ProcessPoolExecutor`` worker that
-    builds its own estimator rather than receiving one), other machines (a dask
-    worker on another host raises ``LedgerUnreachableError`` and releases
-    nothing), an estimator pickled before the block was opened, and spends made
-    after the block ended. Whenever a process holds a handle to a block it cannot
-    reach (a worker, a forked child), its release is refused with
-    ``LedgerUnreachableError`` rather than made unrecorded.
+    builds its own estimator rather than receiving one), processes that do not
+    descend from this one (another machine, a dask worker started separately:
+    a dask worker refuses to load such an estimator with
+    ``LedgerUnreachableError``; Ray or Spark workers on other machines release
+    unrecorded), an estimator pickled before the block was opened, and spends
+    made after the block ended. A worker that holds a handle to its ancestor's
+    block but cannot reach it refuses the release with
+    ``LedgerUnreachableError`` rather than make it unrecorded. Cross-process
+    recording needs Linux (the kernel's peer credentials); elsewhere such a
+    worker refuses too.
 
     Examples
     --------
@@ -206,9 +268,12 @@ def track_budget(epsilon=None, delta=0.0, *, accountant="basic", strict=True):
         delta=delta if accountant == "pld" else 0.0,
         strict=strict,
     )
-    _transport.server_address()  # so that forked children can reach the ledger
+    _transport.ensure_server()  # so that forked children can reach the ledger
+    # a thread that has no block of its own cannot know where it was started:
+    # its block nests inside every block open in the process
+    outer = _context.get() or tuple(_transport.open_ledgers())
     _transport.register(tracker)
-    token = _context.set(_context.get() + (tracker,))
+    token = _context.set(outer + (tracker,))
     try:
         yield tracker
     except Exception as exc:
@@ -233,7 +298,90 @@ def track_budget(epsilon=None, delta=0.0, *, accountant="basic", strict=True):
             tracker._closed = True
 
 
-def record_spend(budget, source="skdp", *, mechanism=None):
+def _row_ids(rows, name):
+    """``rows`` as a 1-D int64 array (a boolean mask gives its True positions)."""
+    ids = np.asarray(rows)
+    if ids.ndim != 1:
+        raise ValueError(f"{name} must be 1-D (row ids or a mask), got {ids.ndim}-D.")
+    if ids.dtype == bool:
+        return np.flatnonzero(ids).astype(np.int64)
+    if ids.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if not np.issubdtype(ids.dtype, np.integer):
+        raise TypeError(
+            f"{name} must hold integer row ids or be a boolean mask, got dtype "
+            f"{ids.dtype}."
+        )
+    return ids.astype(np.int64)
+
+
+@contextlib.contextmanager
+def on_rows(rows):
+    """Declare that the releases made inside read only the given rows.
+
+    Releases on disjoint rows compose by their maximum (parallel composition),
+    in every active tracker and with both accountants: two randomized-response
+    releases at epsilon = 1 on the two halves of a data set cost epsilon = 1 in
+    total, not 2. Releases whose rows overlap, or that declare no rows, still add.
+
+    Parameters
+    ----------
+    rows : array-like of int or of bool
+        The rows' ids: their positions in the data set the block protects (the
+        same numbering for every release of the block), or a boolean mask over
+        it. A release made inside that states its own ``rows`` (positions in the
+        data it was given) reads ``rows[those]``.
+
+    Notes
+    -----
+    Replacing one record of the data set changes the data of one set of rows
+    only: the releases on the other rows do not read that record (they may use
+    the earlier releases' outputs, e.g. a prior fitted on labels released
+    before: that is post-processing), so the pair of output distributions differs
+    only through the releases that read that record, and the composition is the
+    worst, not the sum, over disjoint rows. This needs the rows to be chosen
+    without looking at the protected data (by position, at random), and each
+    record to keep one id for the whole block: declaring one person's record
+    under two ids undercounts. Releases made in other threads or in worker
+    processes do not see the declaration (context variables do not follow work
+    there): they count on all rows, which is conservative.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.accounting import PrivacyBudget, on_rows, record_spend, track_budget
+    >>> halves = np.array_split(np.arange(100), 2)
+    >>> with track_budget(epsilon=1.0) as acc:
+    ...     for half in halves:
+    ...         with on_rows(half):
+    ...             _ = record_spend(PrivacyBudget(1.0), "stage")
+    >>> acc.total
+    PrivacyBudget(epsilon=1.0, delta=0.0)
+    """
+    token = _rows_context.set(_row_ids(rows, "rows"))
+    try:
+        yield
+    finally:
+        _rows_context.reset(token)
+
+
+def _release_rows(rows):
+    """The row ids a release reads (None: all rows), from its own and on_rows'."""
+    declared = _rows_context.get()
+    if rows is None:
+        return None if declared is None else np.unique(declared)
+    local = _row_ids(rows, "rows")
+    if declared is None:
+        return np.unique(local)
+    if local.size and (local.min() < 0 or local.max() >= declared.size):
+        raise ValueError(
+            f"rows must be positions in the {declared.size} rows declared by "
+            f"on_rows, got values in [{local.min()}, {local.max()}]."
+        )
+    return np.unique(declared[local])
+
+
+def record_spend(budget, source="skdp", *, mechanism=None, rows=None):
     """Record ``budget`` in every active tracker; raise if one would be exceeded.
 
     Called by every DP estimator once per release, before it stores or returns
@@ -251,6 +399,11 @@ def record_spend(budget, source="skdp", *, mechanism=None):
         release known by its pure epsilon, a :mod:`skdp.mechanisms` mechanism
         (it describes itself), a :class:`PrivacyEvent`, or a list (composition).
         See :func:`skdp.accounting.describe_release`.
+    rows : None or array-like of int or bool, default=None
+        The rows the release read, as positions in the data it was given (or a
+        boolean mask over them); inside :func:`on_rows` they are mapped through
+        the declared ids. None: every row (or the rows declared by
+        :func:`on_rows`). Releases on disjoint rows compose by their maximum.
 
     Returns
     -------
@@ -274,6 +427,7 @@ def record_spend(budget, source="skdp", *, mechanism=None):
     """
     if not isinstance(budget, PrivacyBudget):
         raise TypeError(f"budget must be a PrivacyBudget, got {type(budget).__name__}.")
+    release_rows = _release_rows(rows)
     ledgers = _active_ledgers()
     if not ledgers:
         return budget
@@ -281,7 +435,7 @@ def record_spend(budget, source="skdp", *, mechanism=None):
     recorded = []
     try:
         for ledger in ledgers:
-            token = ledger._try_record(budget, source, events)
+            token = ledger._try_record(budget, source, events, release_rows)
             if token is not None:
                 recorded.append((ledger, token))
             elif isinstance(ledger, _transport.RemoteLedger):

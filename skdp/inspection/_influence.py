@@ -62,7 +62,7 @@ __all__ = ["RRInfluenceEstimator", "LABEL"]
 class RRInfluenceEstimator(
     FittedEstimatorDelegationMixin, MetaEstimatorMixin, BaseEstimator
 ):
-    """Predict the test-loss change caused by randomized response, without retraining.
+    r"""Predict the test-loss change caused by randomized response, without retraining.
 
     An analysis tool, not a private release: it reads the true training data, and
     nothing it outputs (estimates, fitted model, :meth:`validate` results) is
@@ -209,19 +209,33 @@ class RRInfluenceEstimator(
     wrong by a factor n. The weights are those the estimator was fitted with (with
     metadata routing: the ``sample_weight`` routed to it).
 
-    **Influence.** Replacing row z_i by z'_i moves the minimizer by
-    ``-H^{-1} (c'_i grad l(z'_i) - c_i grad l(z_i))`` to first order (Koh & Liang
-    2017, with our sum-form objective there is no 1/n), so the test group's mean
-    loss changes by ``-s^T sum_i Delta g_i`` with ``s = H^{-1} grad L_test``. ``s``
-    is solved once per test group; for a linear model
+    **Influence.** Replacing row :math:`z_i` by :math:`z'_i` moves the minimizer by
+
+    .. math::
+
+        \Delta\theta \approx -H^{-1} \left(c'_i \nabla \ell(z'_i)
+        - c_i \nabla \ell(z_i)\right)
+
+    to first order (Koh & Liang 2017, with our sum-form objective there is no
+    :math:`1/n`), so the test group's mean loss changes by
+    :math:`-s^\top \sum_i \Delta g_i` with :math:`s = H^{-1} \nabla L_{\text{test}}`.
+    :math:`s` is solved once per test group; for a linear model
     ``s^T g(z) = r(z) . (S x1)`` is one dot product per row and outcome.
 
-    **Expectation over RR.** RR on attribute f keeps its value with probability
-    p_f = e^eps_f / (d_f - 1 + e^eps_f) and moves to each other value with
-    q_f = 1 / (d_f - 1 + e^eps_f). The expected first-order change is linear in
-    the gradient differences, so it equals ``sum_o P(o | a_i) phi_i(o)`` over the
-    Cartesian product of the perturbed attributes' categories, with
-    ``P(o | a_i) = prod_f (p_f if o_f = a_if else q_f)``: ``"exact"``.
+    **Expectation over RR.** RR on attribute :math:`f` (with :math:`d_f`
+    categories) keeps its value with probability
+    :math:`p_f = e^{\varepsilon_f} / (d_f - 1 + e^{\varepsilon_f})` and moves to
+    each other value with :math:`q_f = 1 / (d_f - 1 + e^{\varepsilon_f})`. The
+    expected first-order change is linear in the gradient differences, so it equals
+    :math:`\sum_o P(o \mid a_i)\, \phi_i(o)` over the Cartesian product of the
+    perturbed attributes' categories, with
+
+    .. math::
+
+        P(o \mid a_i) = \prod_f \begin{cases} p_f & o_f = a_{if} \\
+        q_f & \text{otherwise} \end{cases}
+
+    (``"exact"``).
     ``"monte_carlo"`` groups outcomes by the set m of changed attributes (there
     are prod_{f in m} (d_f - 1) of them, all with the same probability) and
     averages ``n_mc_samples`` uniform draws within each set: unbiased, with a
@@ -239,12 +253,20 @@ class RRInfluenceEstimator(
     estimate is again an exact expectation, now with an epsilon-dependent
     gradient.
 
-    **Second order** (``order=2``). With mu = E[sum_i Delta g_i], the expected
-    Hessian change dH = E[sum_i Delta H_i], dtheta = -(H + dH)^{-1} mu and
-    B = (H + dH)^{-1} H_test (H + dH)^{-1}:
-    ``Delta L ~= grad L_test . dtheta + dtheta^T H_test dtheta / 2
-    + sum_i tr(B Cov(Delta g_i)) / 2``, the last term being the variance the RR
-    draws add around the mean shift. Using H + dH (one Newton step on the
+    **Second order** (``order=2``). With :math:`\mu = \mathbb{E}[\sum_i \Delta
+    g_i]`, the expected Hessian change :math:`dH = \mathbb{E}[\sum_i \Delta H_i]`,
+    :math:`d\theta = -(H + dH)^{-1} \mu` and
+    :math:`B = (H + dH)^{-1} H_{\text{test}} (H + dH)^{-1}`:
+
+    .. math::
+
+        \Delta L \approx \nabla L_{\text{test}}^\top d\theta
+        + \tfrac{1}{2}\, d\theta^\top H_{\text{test}}\, d\theta
+        + \tfrac{1}{2} \sum_i \operatorname{tr}\big(B \operatorname{Cov}(\Delta
+        g_i)\big),
+
+    the last term being the variance the RR draws add around the mean shift. Using
+    :math:`H + dH` (one Newton step on the
     expected perturbed objective instead of the Hessian at the old solution)
     matters for feature RR on large groups, where the perturbed rows change the
     curvature itself. Everything depends on epsilon only through the probability

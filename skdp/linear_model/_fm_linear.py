@@ -8,7 +8,7 @@ __all__ = ["FMLinearRegression"]
 
 
 class FMLinearRegression(FMRegressorMixin, _BaseFM):
-    __doc__ = f"""Linear regression with the functional mechanism.
+    __doc__ = rf"""Linear regression with the functional mechanism.
 
     Releases the coefficients of the squared loss ``sum_i (y_i - x_i^T w)^2``
     (``A = X^T X``, ``b = -2 X^T y``) once with noise calibrated to the declared
@@ -31,14 +31,20 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
 
     Notes
     -----
-    **Guarantee.** Replace-one neighbours (n public). The released vector
-    ``(A[triu], c b)`` has L1 sensitivity ``Delta_1`` and L2 sensitivity
-    ``Delta_2`` computed from the declared domain by
-    :func:`~skdp._fm.sensitivity`; the Laplace
-    release is epsilon-DP, the Gaussian one (epsilon, delta)-DP; the solve is
-    post-processing. For ``||x||_2 <= R``, ``|y| <= B``, no intercept, ``c = 1``:
-    ``Delta_1 = (d + 1) R^2 + 4 B sqrt(d) R`` and
-    ``Delta_2 = sqrt(2 R^4 + 16 B^2 R^2)`` (derivation in that function's Notes).
+    **Guarantee.** Replace-one neighbours (:math:`n` public). The released vector
+    (the upper triangle of :math:`A` and :math:`c\,b`, :math:`c` the linear weight)
+    has L1 sensitivity :math:`\Delta_1` and L2 sensitivity :math:`\Delta_2`
+    computed from the declared domain by :func:`~skdp._fm.sensitivity`; the
+    Laplace release is :math:`\varepsilon`-DP, the Gaussian one
+    :math:`(\varepsilon, \delta)`-DP; the solve is post-processing. For
+    :math:`\lVert x \rVert_2 \le R`, :math:`|y| \le B`, no intercept, :math:`c = 1`:
+
+    .. math::
+
+        \Delta_1 = (d + 1) R^2 + 4 B \sqrt{{d}}\, R, \qquad
+        \Delta_2 = \sqrt{{2 R^4 + 16 B^2 R^2}}
+
+    (derivation in that function's Notes).
 
     **Centring.** With ``fit_intercept``, the label range ``bounds_y`` and a
     box ``bounds_X`` are centred at their midpoints inside the fit (a box

@@ -19,7 +19,7 @@ __all__ = ["FMLogisticRegression"]
 
 
 class FMLogisticRegression(MulticlassFMClassifierMixin, _BaseFM):
-    __doc__ = f"""Logistic regression (binary or multinomial) with the FM.
+    __doc__ = rf"""Logistic regression (binary or multinomial) with the FM.
 
     Minimizes the order-2 Taylor expansion of the logistic loss at 0,
     ``sum_i log 2 + (1/2 - y_i) x_i^T w + (x_i^T w)^2 / 8`` with ``y_i`` in
@@ -76,27 +76,45 @@ class FMLogisticRegression(MulticlassFMClassifierMixin, _BaseFM):
 
     Notes
     -----
-    **Guarantee.** As for :class:`FMLinearRegression` with ``kappa = 1/8`` and
-    ``|beta(y)| = |1/2 - y| = 1/2``: for ``||x||_2 <= R``, no intercept,
-    ``c = 1``: ``Delta_1 = (d + 1) R^2 / 8 + sqrt(d) R`` and
-    ``Delta_2 = sqrt(R^4 / 32 + R^2)``. Labels need no bounds (the two classes
+    **Guarantee.** As for :class:`FMLinearRegression` with quadratic weight
+    :math:`\kappa = 1/8` and linear label term :math:`|\beta(y)| = |1/2 - y| = 1/2`
+    (the Taylor loss :math:`\log 2 + \beta(y)\, x^\top w + \kappa\, (x^\top w)^2`):
+    for :math:`\lVert x \rVert_2 \le R`, no intercept, :math:`c = 1`,
+
+    .. math::
+
+        \Delta_1 = \frac{{(d + 1) R^2}}{{8}} + \sqrt{{d}}\, R, \qquad
+        \Delta_2 = \sqrt{{R^4 / 32 + R^2}}.
+
+    Labels need no bounds (the two classes
     are encoded to {{0, 1}}), but the classes themselves must be declared for the
     guarantee: which labels occur is data (a dataset with one positive label and
     its neighbour with none differ in it), so inferring them warns.
 
-    **Multiclass in one release.** For ``C > 2`` classes the softmax loss
-    ``log sum_c e^(z_c) - z_y`` expanded at ``z = 0`` has the public Hessian
-    ``(I - 1 1^T / C) / C`` in the scores, so the only data-dependent quadratic
-    statistic is the same ``X^T X / 8`` as for two classes, released once; the
-    linear statistics are ``B = X^T (1/C - Y)`` for the first ``C - 1`` classes
-    (the last class is the reference, ``w_C = 0``, without loss). Their joint
-    replace-one sensitivity does not grow with ``C``: ``2 c (2C - 3)/C M_1``
-    (L1) and ``2 c sqrt(C^2 - C - 1)/C M_2`` (L2) for the features, ``M_1``,
-    ``M_2`` the largest L1 / L2 row norms of the domain, plus ``2 c s`` and
-    ``sqrt(2) c s`` for the intercept row; tight on a symmetric domain.
-    One-vs-rest would split the budget ``C`` ways. Derivation and the solve
-    ``W = -C G^{{-1}} B (I + 1 1^T)`` in :mod:`skdp._fm.multinomial`; at
-    ``epsilon=inf`` its predictions equal one-vs-rest of the binary Taylor fits.
+    **Multiclass in one release.** For :math:`C > 2` classes the softmax loss
+    :math:`\log \sum_c e^{{z_c}} - z_y` expanded at :math:`z = 0` has the public
+    Hessian :math:`(I - \mathbf{{1}}\mathbf{{1}}^\top / C) / C` in the scores, so
+    the only data-dependent quadratic statistic is the same :math:`X^\top X / 8` as
+    for two classes, released once; the linear statistics are
+    :math:`B = X^\top (1/C - Y)` for the first :math:`C - 1` classes (the last class
+    is the reference, :math:`w_C = 0`, without loss). Their joint replace-one
+    sensitivity does not grow with :math:`C`: the feature rows of :math:`c B` move
+    by at most :math:`2c\,(2C - 3) M_1 / C` (L1) and
+    :math:`2c\sqrt{{C^2 - C - 1}}\, M_2 / C` (L2), the intercept row by
+    :math:`2 c s` (L1) and :math:`\sqrt{{2}}\, c s` (L2), so
+
+    .. math::
+
+        \Delta_1^{{B}} = \frac{{2c\,(2C - 3)}}{{C}} M_1 + 2 c s, \qquad
+        \Delta_2^{{B}} = \sqrt{{\left(\frac{{2c\sqrt{{C^2 - C - 1}}}}{{C}}
+        M_2\right)^2 + 2 c^2 s^2}},
+
+    with :math:`M_1`, :math:`M_2` the largest L1 / L2 row norms of the domain;
+    tight on a symmetric domain.
+    One-vs-rest would split the budget :math:`C` ways. Derivation and the solve
+    :math:`W = -C\, G^{{-1}} B\, (I + \mathbf{{1}}\mathbf{{1}}^\top)` in
+    :mod:`skdp._fm.multinomial`; at ``epsilon=inf`` its predictions equal
+    one-vs-rest of the binary Taylor fits.
 
     **Centring.** A declared box is centred at its midpoint when
     ``fit_intercept`` (with ``data_norm``/``max_nonzero`` also declared: only
@@ -107,37 +125,45 @@ class FMLogisticRegression(MulticlassFMClassifierMixin, _BaseFM):
 
     **Approximation.** The Taylor objective is a quadratic: at ``epsilon=inf``
     the model is its exact minimizer, not the logistic MLE; it behaves like a
-    scaled least-squares fit of ``y - 1/2``.
+    scaled least-squares fit of :math:`y - 1/2`.
 
     **Newton refinement** (``refinement="newton"``). Round 1 is the Taylor
-    release above at ``(1 - share) epsilon`` (and delta); its solution ``w1``
-    is public. Round 2 releases, at ``share * epsilon``, the exact logistic
-    statistics at ``w1`` on the same clipped (centred) rows ``x`` (intercept
-    column ``s`` appended), ``p_i = sigmoid(x_i^T w1)``:
-    ``A = H / 2 = sum_i a_i x_i x_i^T`` with ``a_i = p_i (1 - p_i) / 2`` in
-    ``[0, 1/8]`` and ``b = g = sum_i r_i x_i`` with ``r_i = p_i - y_i`` in
-    ``(-1, 1)``; the model is ``w2 = w1 + d``, ``d`` the post-processed
-    (PSD projection and ridge, as round 1) minimizer of ``d^T A d + b^T d``,
-    i.e. ``-H^{{-1}} g`` without noise. Sensitivity (replace-one; ``w1`` is
-    fixed by round 1, so ``a_i, r_i`` depend on record ``i`` only, and the
-    bound holds for every ``w1``): ``A`` moves by ``a x x^T - a' x' x'^T``.
-    The weights are not a fixed ``kappa``, but ``a, a' >= 0`` keeps the
-    Taylor norm bounds with ``kappa = 1/8`` (``||a u - a' u'||_1 <= (a + a')
-    max ||u||_1``; ``<u(x), u(x')> >= 0`` gives ``||a u - a' u'||_2^2 <=
-    a^2 ||u||^2 + a'^2 ||u'||^2``), while every entry's range now contains 0;
-    the intercept's diagonal ``s^2 sum_i a_i`` moves by up to ``s^2 / 8``, so it
-    is noised too. ``b`` moves by ``r x - r' x'``: twice the Taylor linear part
-    (``|r| <= 1`` against ``|1/2 - y| = 1/2``). For ``||x|| <= R``, no
-    intercept, ``c = 1``, ``d >= 2``: ``Delta_1 = (d + 1) R^2 / 8 + 2 sqrt(d) R``
-    and ``Delta_2 = sqrt(R^4 / 32 + 4 R^2)``; the general case is
-    :func:`~skdp._fm.newton.newton_sensitivity`. The two releases compose
-    (basic composition) to ``(epsilon, delta)``, recorded as one spend of the
-    total **before** the first release (a refused budget releases nothing; for
-    the PLD accountant, Gaussian releases compose into one Gaussian mechanism
-    that is ``(epsilon, delta)``-DP). Two classes only, and only :meth:`fit`
-    (the second round needs the rows; the other entry points raise a
-    ValueError before spending). At ``epsilon=inf`` it is exactly one Newton
-    step of the logistic loss from the Taylor minimizer.
+    release above at :math:`(1 - s_N)\,\varepsilon` (and :math:`\delta`;
+    :math:`s_N` = ``refinement_budget_share``); its solution :math:`w_1` is public.
+    Round 2 releases, at :math:`s_N \varepsilon`, the exact logistic statistics
+    at :math:`w_1` on the same clipped (centred) rows :math:`x` (intercept column
+    :math:`s` appended), with :math:`p_i = \sigma(x_i^\top w_1)`:
+
+    .. math::
+
+        A = \tfrac{{1}}{{2}} H = \sum_i a_i x_i x_i^\top, \quad
+        a_i = \tfrac{{1}}{{2}} p_i (1 - p_i) \in [0, \tfrac{{1}}{{8}}],
+
+        b = g = \sum_i r_i x_i, \quad r_i = p_i - y_i \in (-1, 1);
+
+    the model is :math:`w_2 = w_1 + h`, :math:`h` the post-processed (PSD projection and
+    ridge, as round 1) minimizer of :math:`h^\top A h + b^\top h`, i.e. :math:`-H^{{-1}}
+    g` without noise. Sensitivity (replace-one; :math:`w_1` is fixed by round 1, so
+    :math:`a_i, r_i` depend on record :math:`i` only, and the bound holds for every
+    :math:`w_1`): :math:`A` moves by :math:`a\, x x^\top - a' x' x'^\top`. The weights
+    are not a fixed :math:`\kappa`, but :math:`a, a' \ge 0` keeps the Taylor norm bounds
+    with :math:`\kappa = 1/8` (with :math:`u(x)` one record's quadratic coefficients,
+    the upper triangle of :math:`x x^\top`: :math:`\lVert a u - a' u' \rVert_1 \le (a +
+    a') \max \lVert u \rVert_1`; :math:`\langle u(x), u(x') \rangle \ge 0` gives
+    :math:`\lVert a u - a' u' \rVert_2^2 \le a^2 \lVert u \rVert^2 + a'^2 \lVert u'
+    \rVert^2`), while every entry's range now contains 0; the intercept's diagonal
+    :math:`s^2 \sum_i a_i` moves by up to :math:`s^2 / 8`, so it is noised too.
+    :math:`b` moves by :math:`r x - r' x'`: twice the Taylor linear part (:math:`|r| \le
+    1` against :math:`|1/2 - y| = 1/2`). For :math:`\lVert x \rVert \le R`, no
+    intercept, :math:`c = 1`, :math:`d \ge 2`: :math:`\Delta_1 = (d + 1) R^2 / 8 + 2
+    \sqrt{{d}}\, R` and :math:`\Delta_2 = \sqrt{{R^4 / 32 + 4 R^2}}`; the general case
+    is :func:`~skdp._fm.newton.newton_sensitivity`. The two releases compose (basic
+    composition) to ``(epsilon, delta)``, recorded as one spend of the total **before**
+    the first release (a refused budget releases nothing; for the PLD accountant,
+    Gaussian releases compose into one Gaussian mechanism that is ``(epsilon,
+    delta)``-DP). Two classes only, and only :meth:`fit` (the second round needs the
+    rows; the other entry points raise a ValueError before spending). At ``epsilon=inf``
+    it is exactly one Newton step of the logistic loss from the Taylor minimizer.
 
     References
     ----------

@@ -183,32 +183,50 @@ class SymmetricLossClassifier(ClassifierMixin, BaseEstimator):
 
     Notes
     -----
-    **Symmetry and noise.** If l(z) + l(-z) = K and each label is flipped with
-    probability rho < 1/2 independently of x (binary randomized response, or the
-    exponential label mechanism, which is RR at eps/2), the expected noisy risk is
-    (1 - 2 rho) R(f) + rho K, an increasing affine function of the clean risk R:
-    same minimizer. For the balanced risk this holds for class-conditional flip rates
-    too (as long as they sum to less than 1), and for the AUC risk the pairwise
-    version of the same identity holds (Charoenphakdee, Lee & Sugiyama 2019). The
-    barrier hinge l(z) = max(-b(r + z) + r, max(b(z - r), r - z)) is symmetric only
-    on [-r, r] (where it equals the unhinged loss r - z); the steep barrier keeps
-    margins inside. It is convex, so (unlike sigmoid and ramp) the optimum can be
-    computed.
+    **Symmetry and noise.** If :math:`\\ell(z) + \\ell(-z) = K` and each label is
+    flipped with probability :math:`\\rho < 1/2` independently of :math:`x` (binary
+    randomized response, or the exponential label mechanism, which is RR at
+    :math:`\\varepsilon/2`), the expected noisy risk is
+
+    .. math::
+
+        \\tilde R(f) = (1 - 2\\rho)\\, R(f) + \\rho K,
+
+    an increasing affine function of the clean risk :math:`R`: same minimizer. For
+    the balanced risk this holds for class-conditional flip rates too (as long as
+    they sum to less than 1), and for the AUC risk the pairwise version of the same
+    identity holds (Charoenphakdee, Lee & Sugiyama 2019). The barrier hinge
+
+    .. math::
+
+        \\ell(z) = \\max\\big(-b(r + z) + r,\\ \\max(b(z - r),\\ r - z)\\big)
+
+    is symmetric only on :math:`[-r, r]` (where it equals the unhinged loss
+    :math:`r - z`); the steep barrier keeps margins inside. It is convex, so
+    (unlike sigmoid and ramp) the optimum can be computed.
 
     **Defaults on unscaled data.** With a small fixed alpha the barrier hinge
     pushes the margins of most rows onto the barriers; its risk is then linear in
     b and the class imbalance drives every score to one side (measured on
     box-encoded real data: 2.7% positive predictions against 19.8% for logistic
     regression). ``alpha="auto"`` instead takes the smallest alpha whose solution
-    leaves every training margin inside [-r, r]: there the barrier hinge is r - z,
-    so for a given threshold t the minimizer over w of the L2-regularized risk is
-    w = m / alpha with m = sum_j c_j M_j (rows M_j = y_j x_j, or pair differences),
-    and ``alpha = max_j |M_j m - e_j t| / r`` is the smallest value for which all
-    margins of w = m / alpha, b = -t / alpha lie in [-r, r] (so the solution is
-    exact for the barrier hinge, not only for the unhinged loss). Predictions
-    then do not depend on b, r or alpha. With ``feature_scaling="whiten"``,
-    m is proportional to ``Sigma^{-1} (mu_+ - mu_-)`` (Fisher's discriminant
-    direction) for the error and balanced risks. Under the label-DP model the
+    leaves every training margin inside :math:`[-r, r]`: there the barrier hinge is
+    :math:`r - z`, so for a given threshold :math:`t` the minimizer over :math:`w` of
+    the L2-regularized risk is :math:`w = m / \\alpha` with
+    :math:`m = \\sum_j c_j M_j` (rows :math:`M_j = y_j x_j`, or pair differences),
+    and
+
+    .. math::
+
+        \\alpha = \\max_j \\frac{|M_j^\\top m - e_j t|}{r}
+
+    is the smallest value for which all margins of :math:`w = m / \\alpha`,
+    :math:`b = -t / \\alpha` lie in :math:`[-r, r]` (so the solution is exact for
+    the barrier hinge, not only for the unhinged loss). Predictions then do not
+    depend on :math:`b`, :math:`r` or :math:`\\alpha`. With
+    ``feature_scaling="whiten"``, :math:`m` is proportional to
+    :math:`\\Sigma^{-1} (\\mu_+ - \\mu_-)` (Fisher's discriminant direction) for the
+    error and balanced risks. Under the label-DP model the
     features are public, so scaling from the training features costs no budget.
 
     **Multiclass.** With C > 2 classes, one binary problem per class (class k

@@ -8,7 +8,7 @@ from skdp.utils import check_epsilon, check_random_state, check_sensitivity
 
 
 class ExponentialMechanism(Mechanism):
-    """Select a candidate with probability proportional to exp(eps u / (2 Delta)).
+    r"""Select a candidate with probability proportional to exp(eps u / (2 Delta)).
 
     Parameters
     ----------
@@ -23,11 +23,11 @@ class ExponentialMechanism(Mechanism):
     Notes
     -----
     The ratio of selection probabilities between neighbours is at most
-    exp(eps/2) from the numerator times exp(eps/2) from the normalizer, hence
-    eps-DP (McSherry & Talwar 2007). Sampling adds i.i.d. Gumbel noise to the log
-    weights and takes the argmax, which draws exactly from the softmax and never
-    exponentiates, so huge utilities or epsilons do not overflow. Utilities of
-    ``-inf`` mark excluded candidates.
+    :math:`e^{\varepsilon/2}` from the numerator times :math:`e^{\varepsilon/2}` from
+    the normalizer, hence :math:`\varepsilon`-DP (McSherry & Talwar 2007). Sampling adds
+    i.i.d. Gumbel noise to the log weights and takes the argmax, which draws exactly
+    from the softmax and never exponentiates, so huge utilities or epsilons do not
+    overflow. Utilities of ``-inf`` mark excluded candidates.
 
     Examples
     --------

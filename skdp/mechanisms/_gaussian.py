@@ -51,7 +51,7 @@ def analytic_sigma(epsilon, delta, sensitivity=1.0):
 
 
 class GaussianMechanism(Mechanism):
-    """(epsilon, delta)-DP Gaussian mechanism for values with bounded L2 sensitivity.
+    r"""(epsilon, delta)-DP Gaussian mechanism for values with bounded L2 sensitivity.
 
     Parameters
     ----------
@@ -83,11 +83,19 @@ class GaussianMechanism(Mechanism):
 
     Notes
     -----
-    Every calibration satisfies (Balle & Wang 2018, Thm 8), for sensitivity D:
-    Phi(D/2s - eps s/D) - e^eps Phi(-D/2s - eps s/D) <= delta, which is necessary
-    and sufficient; the tests check it over a grid. Noise is drawn with numpy's
-    floating-point normal sampler; unlike :class:`LaplaceMechanism` no lattice
-    defence against floating-point attacks is applied.
+    Every calibration satisfies (Balle & Wang 2018, Thm 8), for sensitivity
+    :math:`\Delta` and noise scale :math:`\sigma`:
+
+    .. math::
+
+        \Phi\left(\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\right)
+        - e^{\varepsilon}\,
+        \Phi\left(-\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\right)
+        \le \delta,
+
+    which is necessary and sufficient; the tests check it over a grid. Noise is drawn
+    with numpy's floating-point normal sampler; unlike :class:`LaplaceMechanism` no
+    lattice defence against floating-point attacks is applied.
 
     References
     ----------

@@ -19,7 +19,7 @@ _LATTICE_BITS = 30
 
 
 class LaplaceMechanism(Mechanism):
-    """Pure epsilon-DP Laplace mechanism for values with bounded L1 sensitivity.
+    r"""Pure epsilon-DP Laplace mechanism for values with bounded L1 sensitivity.
 
     Parameters
     ----------
@@ -42,19 +42,25 @@ class LaplaceMechanism(Mechanism):
 
     Notes
     -----
-    **Privacy.** Naive inverse-CDF sampling ``x + b * log(U)`` in floating point
-    leaks ``x`` (Mironov 2012): the set of doubles the sum can take depends on ``x``,
-    so some outputs are possible under one input and impossible under its
-    neighbour. Here every output lies on the lattice ``granularity * Z`` with a
-    power-of-two spacing: the value is rounded to the lattice (which moves it by at
-    most ``granularity/2``, so the sensitivity grows by at most ``granularity``, and
-    the scale is calibrated to ``sensitivity + granularity``), then the lattice
-    point ``granularity * (G1 - G2)`` is added, with ``G1, G2`` i.i.d. geometric
-    with success probability ``1 - exp(-granularity/b)``; ``G1 - G2`` is the
-    discrete Laplace distribution, for which P[k] / P[k + 1] = exp(granularity/b)
-    exactly, giving pure epsilon-DP on the lattice. Sums of lattice points are exact
-    in floating point while ``|output| < 2**53 * granularity``, so the support of
-    the output does not depend on the input.
+    **Privacy.** Naive inverse-CDF sampling :math:`x + b \log U` in floating point leaks
+    :math:`x` (Mironov 2012): the set of doubles the sum can take depends on :math:`x`,
+    so some outputs are possible under one input and impossible under its neighbour.
+    Here every output lies on the lattice :math:`g\mathbb{Z}` (:math:`g` =
+    ``granularity``, a power of two): the value is rounded to the lattice (which moves
+    it by at most :math:`g/2`, so the sensitivity grows by at most :math:`g`, and the
+    scale :math:`b` is calibrated to :math:`\Delta + g`), then the lattice point
+    :math:`g\,(G_1 - G_2)` is added, with :math:`G_1, G_2` i.i.d. geometric with success
+    probability :math:`1 - e^{-g/b}`; :math:`G_1 - G_2` is the discrete Laplace
+    distribution, for which
+
+    .. math::
+
+        \frac{\Pr[G_1 - G_2 = k]}{\Pr[G_1 - G_2 = k + 1]} = e^{g/b}
+        \quad (k \ge 0)
+
+    exactly, giving pure :math:`\varepsilon`-DP on the lattice. Sums of lattice
+    points are exact in floating point while :math:`|\text{output}| < 2^{53} g`, so
+    the support of the output does not depend on the input.
 
     **Limits.** The geometric draws use numpy's floating-point inversion, so the
     probabilities of individual lattice points are accurate to about the double
@@ -64,13 +70,13 @@ class LaplaceMechanism(Mechanism):
     bounds first, as every skdp estimator does.
 
     **Accounting.** :attr:`privacy_event` is the pure ``epsilon`` guarantee, not
-    dp_accounting's (continuous) ``LaplaceDpEvent``: the discrete Laplace's privacy
-    loss takes its largest value ``epsilon`` with probability
-    ``1 / (1 + exp(-granularity / scale)) > 1/2``, the continuous one with exactly
-    1/2, so the continuous distribution would under-state the loss (by a relative
-    ~1e-9, but not provably nothing); the exact discrete-Laplace PLD has ~2^30
-    sensitivity steps, too many to build. Pure-epsilon PLD composition is still
-    tighter than adding epsilons over many releases.
+    dp_accounting's (continuous) ``LaplaceDpEvent``: the discrete Laplace's privacy loss
+    takes its largest value :math:`\varepsilon` with probability :math:`1 / (1 +
+    e^{-g/b}) > 1/2`, the continuous one with exactly 1/2, so the continuous
+    distribution would under-state the loss (by a relative ~1e-9, but not provably
+    nothing); the exact discrete-Laplace PLD has ~2^30 sensitivity steps, too many to
+    build. Pure-epsilon PLD composition is still tighter than adding epsilons over many
+    releases.
 
     References
     ----------

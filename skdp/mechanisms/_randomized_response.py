@@ -28,7 +28,7 @@ def project_to_simplex(v):
 
 
 class RandomizedResponseMechanism(Mechanism):
-    """k-ary randomized response: keep a category or report another uniformly.
+    r"""k-ary randomized response: keep a category or report another uniformly.
 
     Parameters
     ----------
@@ -49,15 +49,17 @@ class RandomizedResponseMechanism(Mechanism):
     Notes
     -----
     The ratio of any output probability between two true values is at most
-    p_keep / p_change = e^eps, so each report is eps-DP (local DP); this matrix is
-    the optimal (utility-maximizing) one for k-ary RR (Kairouz, Oh & Viswanath
-    2016). Perturbation draws one uniform per value: below ``p_keep`` keep, otherwise
-    the uniform's remainder picks one of the C - 1 other categories.
+    :math:`p_{\text{keep}} / p_{\text{change}} = e^{\varepsilon}`, so each report is
+    :math:`\varepsilon`-DP (local DP); this matrix is the optimal (utility-maximizing)
+    one for k-ary RR (Kairouz, Oh & Viswanath 2016). Perturbation draws one uniform per
+    value: below ``p_keep`` keep, otherwise the uniform's remainder picks one of the
+    :math:`C - 1` other categories.
 
-    Frequency estimation: with lambda the observed frequencies,
-    E[lambda] = P^T pi, so pi_hat = (lambda - q) / (p - q) (p = p_keep, q = p_change)
-    is unbiased; it can leave the simplex, hence the optional projection (biased but
-    never worse in L2).
+    Frequency estimation: with :math:`\lambda` the observed frequencies,
+    :math:`\mathbb{E}[\lambda] = P^\top \pi`, so
+    :math:`\hat\pi = (\lambda - q) / (p - q)` (:math:`p = p_{\text{keep}}`,
+    :math:`q = p_{\text{change}}`) is unbiased; it can leave the simplex, hence the
+    optional projection (biased but never worse in L2).
 
     Examples
     --------

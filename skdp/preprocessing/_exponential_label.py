@@ -5,7 +5,7 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_consistent_length
+from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
 from skdp.accounting import (
     BudgetTrackingMixin,
@@ -98,7 +98,7 @@ def two_step_release(codes, n_classes, epsilon, rng):
 
 
 class ExponentialLabelRelease(BudgetTrackingMixin, BaseEstimator):
-    """Release a label vector with the exponential mechanism (agreement score).
+    r"""Release a label vector with the exponential mechanism (agreement score).
 
     The released vector y~ is drawn with probability proportional to
     exp(epsilon q(y, y~) / 2), where q counts the positions where y~ agrees with
@@ -129,6 +129,10 @@ class ExponentialLabelRelease(BudgetTrackingMixin, BaseEstimator):
     label_matrix_ : ndarray of shape (n_classes, n_classes)
         Per-label distortion matrix (that of k-ary randomized response at
         epsilon / 2), for forward loss correction.
+    label_likelihood_ : ndarray of shape (n_samples, n_classes)
+        ``label_matrix_[:, y_released_i]`` for each row released by the last
+        ``fit_resample``: P(released label of row i | true class k) (computed
+        on access).
     privacy_spent_ : PrivacyBudget
         ``PrivacyBudget(epsilon / 2)``.
     n_features_in_ : int
@@ -136,26 +140,42 @@ class ExponentialLabelRelease(BudgetTrackingMixin, BaseEstimator):
 
     Notes
     -----
-    **The exact guarantee.** The weight factorizes over records:
-    exp(eps q / 2) = prod_i exp(eps [y~_i = y_i] / 2), and the normalizer
-    Z = sum_{y~} exp(eps q / 2) = (e^(eps/2) + C - 1)^n does not depend on y.
-    Hence P[y~ | y] = prod_i P_RR[y~_i | y_i], where P_RR is k-ary randomized
-    response with parameter eps/2: keep with probability
-    e^(eps/2) / (C - 1 + e^(eps/2)), else another class uniformly. For two label
-    vectors y, y' that differ in one entry (label differential privacy,
-    replace-one neighbours, features public) every output satisfies
-    P[y~ | y] / P[y~ | y'] <= e^(eps/2), with equality for some outputs. So this
-    release is exactly (eps/2)-label-DP, and even (eps/2)-locally-DP for each
-    label; the generic exponential-mechanism bound (eps) is loose by a factor 2
-    because its normalizer term never moves here. ``privacy_spent_`` is
+    **The exact guarantee.** With the score :math:`q(y, \tilde y) = \sum_i
+    [\tilde y_i = y_i]` (the number of agreements), the weight factorizes over
+    records and the normalizer does not depend on :math:`y`:
+
+    .. math::
+
+        e^{\varepsilon q / 2} = \prod_i e^{\varepsilon [\tilde y_i = y_i] / 2},
+        \qquad
+        Z = \sum_{\tilde y} e^{\varepsilon q / 2}
+          = \left(e^{\varepsilon/2} + C - 1\right)^n.
+
+    Hence :math:`P[\tilde y \mid y] = \prod_i P_{RR}[\tilde y_i \mid y_i]`, where
+    :math:`P_{RR}` is k-ary randomized response with parameter :math:`\varepsilon/2`:
+    keep with probability :math:`e^{\varepsilon/2} / (C - 1 + e^{\varepsilon/2})`,
+    else another class uniformly. For two label vectors :math:`y, y'` that differ
+    in one entry (label differential privacy, replace-one neighbours, features
+    public) every output satisfies :math:`P[\tilde y \mid y] / P[\tilde y \mid y']
+    \le e^{\varepsilon/2}`, with equality for some outputs. So this release is
+    exactly :math:`(\varepsilon/2)`-label-DP, and even
+    :math:`(\varepsilon/2)`-locally-DP for each label; the generic
+    exponential-mechanism bound (:math:`\varepsilon`) is loose by a factor 2 because
+    its normalizer term never moves here. ``privacy_spent_`` is
     ``PrivacyBudget(epsilon / 2)``. For a target guarantee eps_t pass
     ``epsilon = 2 eps_t``; the released vector then has the same law as
     ``RandomizedResponse(epsilon=eps_t)``. Because of the factorization, the
     guarantee does not depend on whether the records are independent.
 
-    **Two-step sampler.** The number of changed labels k has
-    P(k) = C(n, k) (C - 1)^k exp(eps (n - k) / 2) / Z, i.e. Binomial(n, p_flip)
-    with p_flip = (C - 1) / (C - 1 + e^(eps/2)) (the eps/2 factor is the one Bi &
+    **Two-step sampler.** The number of changed labels :math:`k` has
+
+    .. math::
+
+        P(k) = \binom{n}{k} (C - 1)^k e^{\varepsilon (n - k) / 2} / Z,
+
+    i.e. :math:`\mathrm{Binomial}(n, p_{\text{flip}})` with
+    :math:`p_{\text{flip}} = (C - 1) / (C - 1 + e^{\varepsilon/2})` (the
+    :math:`\varepsilon/2` factor is the one Bi &
     Suppakitpaisarn (2022) say is misprinted in their reference [9]). It is drawn
     from log weights
     (``gammaln``, ``logsumexp``) restricted to the window where the mass is not
@@ -236,12 +256,23 @@ class ExponentialLabelRelease(BudgetTrackingMixin, BaseEstimator):
         codes = codec.encode(y_values, "y")
         released = two_step_release(codes, self.classes_.size, self.epsilon_, rng)
         y_new = codec.decode(released, y_values.dtype)
+        self._released_codes = released.astype(
+            np.min_scalar_type(self.classes_.size - 1), copy=False
+        )
         record_spend(
             self.privacy_spent_,
             f"{type(self).__name__}.fit_resample",
             mechanism=RandomizedResponseEvent(self.epsilon_ / 2, self.classes_.size),
         )
         return X, as_output_labels(y, y_new)
+
+    @property
+    def label_likelihood_(self):
+        """Per-row noise likelihoods of the last ``fit_resample``:
+        ``label_matrix_[:, code of y_released[i]]`` for row i, shape
+        (n_samples, n_classes)."""
+        check_is_fitted(self, "_released_codes")
+        return self.label_matrix_[:, self._released_codes].T
 
     def _fit(self, X, y):
         X_checked = validate_features(self, X)

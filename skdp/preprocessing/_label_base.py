@@ -1,12 +1,42 @@
 """Pieces shared by the label samplers and the meta-estimators that wrap them."""
 
+import inspect
+
 from sklearn.base import BaseEstimator
+from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
-from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping
+from sklearn.utils.metadata_routing import (
+    MetadataRouter,
+    MethodMapping,
+    get_routing_for_object,
+)
 
 from skdp.accounting import PrivacyBudget
 from skdp.preprocessing._categorical import is_dataframe
 from skdp.utils.sklearn_compat import fit_context, validate_data
+
+#: The fit parameter of per-row noise likelihoods: ``label_likelihood[i, k]`` =
+#: P(released label of row i | true class k), columns in the releasing
+#: sampler's ``classes_`` order (its ``label_likelihood_``).
+LIKELIHOOD = "label_likelihood"
+
+
+def likelihood_param(estimator, routing):
+    """The fit parameter through which ``estimator.fit`` takes per-row label
+    likelihoods (``label_likelihood``, or ``step__label_likelihood`` for a
+    Pipeline without metadata routing), or None if it takes none."""
+    if routing:
+        request = get_routing_for_object(estimator)
+        return LIKELIHOOD if request.consumes("fit", [LIKELIHOOD]) else None
+    if isinstance(estimator, Pipeline):
+        name, last = estimator.steps[-1]
+        inner = None if last in (None, "passthrough") else likelihood_param(last, False)
+        return None if inner is None else f"{name}__{inner}"
+    try:
+        accepted = inspect.signature(estimator.fit).parameters
+    except (AttributeError, TypeError, ValueError):
+        return None
+    return LIKELIHOOD if LIKELIHOOD in accepted else None
 
 
 def validate_features(estimator, X):

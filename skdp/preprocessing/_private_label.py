@@ -15,7 +15,11 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from skdp.accounting import BudgetTrackingMixin
 from skdp.preprocessing._categorical import CategoryCodec
-from skdp.preprocessing._label_base import PrivatizingWrapperMixin
+from skdp.preprocessing._label_base import (
+    LIKELIHOOD,
+    PrivatizingWrapperMixin,
+    likelihood_param,
+)
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.sklearn_compat import HasMethods, fit_context
 
@@ -31,18 +35,37 @@ def _inner_has(attr):
     return check
 
 
-def _pass_transition_matrix(estimator, privatizer):
-    """Set the privatizer's label matrix on the estimator's unset
-    ``transition_matrix`` parameters (with the label order); return it or None."""
-    T = getattr(privatizer, "label_matrix_", None)
-    if T is None or not hasattr(estimator, "get_params"):
-        return None
+def _transition_matrix_keys(estimator):
+    """The estimator's ``transition_matrix`` parameters (also nested) as
+    (unset, set): unset ones take the privatizer's matrix, set ones are the
+    user's choice."""
+    if not hasattr(estimator, "get_params"):
+        return [], []
+    params = estimator.get_params(deep=True)
+    keys = [k for k in params if k.rsplit("__", 1)[-1] == "transition_matrix"]
+    return (
+        [k for k in keys if params[k] is None],
+        [k for k in keys if params[k] is not None],
+    )
+
+
+def _corrects(estimator, key):
+    """Whether the learner owning ``key`` corrects for noise (its sibling
+    ``correction`` parameter, when it has one, is not None)."""
+    params = estimator.get_params(deep=True)
+    return params.get(key[: -len("transition_matrix")] + "correction", True) is not None
+
+
+def _pass_noise_description(estimator, privatizer, keys, matrix):
+    """Set ``matrix`` (unless None) on the estimator's unset
+    ``transition_matrix`` parameters ``keys``, and the privatizer's label order
+    (the order of its ``label_matrix_`` and ``label_likelihood_`` columns) on
+    their sibling ``classes`` parameters."""
     params = estimator.get_params(deep=True)
     updates = {}
-    for key, value in params.items():
-        if key.rsplit("__", 1)[-1] != "transition_matrix" or value is not None:
-            continue
-        updates[key] = T
+    for key in keys:
+        if matrix is not None:
+            updates[key] = matrix
         classes_key = key[: -len("transition_matrix")] + "classes"
         if classes_key in params:
             declared = params[classes_key]
@@ -53,12 +76,10 @@ def _pass_transition_matrix(estimator, privatizer):
                     f"The estimator's {classes_key}={list(declared)!r} does not "
                     "match the privatizer's classes_ "
                     f"{privatizer.classes_.tolist()!r}, the order of its "
-                    "label_matrix_."
+                    "label_matrix_ and label_likelihood_ columns."
                 )
-    if not updates:
-        return None
-    estimator.set_params(**updates)
-    return T
+    if updates:
+        estimator.set_params(**updates)
 
 
 class PrivateLabelClassifier(
@@ -90,13 +111,26 @@ class PrivateLabelClassifier(
         :class:`~skdp.exceptions.PrivacyLeakWarning` (the set of labels present
         is released without noise).
     pass_transition_matrix : bool, default=True
-        Give the privatizer's ``label_matrix_`` (the noise matrix T,
-        T[i, j] = P(released j | true i)) to every ``transition_matrix``
-        parameter of the estimator that is left at None (also inside a
-        ``Pipeline``), with the label order in the sibling ``classes``
-        parameter, so a loss-corrected learner such as
+        Describe the release's noise to the estimator, so that a loss-corrected
+        learner such as
         :class:`~skdp.linear_model.LossCorrectedLogisticRegression` corrects for
-        exactly the noise that was applied.
+        exactly the noise that was applied:
+
+        - the privatizer's ``label_matrix_`` (the noise matrix T,
+          T[i, j] = P(released j | true i)) goes to every ``transition_matrix``
+          parameter of the estimator that is left at None (also inside a
+          ``Pipeline``), with the label order in the sibling ``classes``
+          parameter;
+        - the privatizer's ``label_likelihood_`` (shape (n_samples, n_classes):
+          P(released label of row i | true class k), for releases whose rows
+          go through different mechanisms) goes to ``estimator.fit`` as
+          ``label_likelihood`` when the estimator takes it (see Notes) and no
+          ``transition_matrix`` of the estimator was set by the user.
+
+        If the estimator has an unset ``transition_matrix`` (and corrects:
+        its ``correction`` is not None) but the privatizer describes no noise,
+        ``fit`` raises ValueError rather than fit as if the labels were
+        clean. ``False`` passes nothing.
 
     Attributes
     ----------
@@ -134,6 +168,12 @@ class PrivateLabelClassifier(
     after ``estimator.set_fit_request(sample_weight=True)``) to
     ``estimator.fit``; without routing, every fit parameter goes to it. The
     privatizer takes none: a weight does not change the release of a label.
+    ``label_likelihood`` is made here, not passed by the caller: with routing
+    it goes to the estimator when its routing requests it
+    (``LossCorrectedLogisticRegression`` requests it by default, also inside a
+    ``Pipeline``); without routing when ``estimator.fit`` has a
+    ``label_likelihood`` parameter, or the last step of a ``Pipeline`` has
+    one (as ``step__label_likelihood``).
 
     Examples
     --------
@@ -198,16 +238,32 @@ class PrivateLabelClassifier(
         """
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
-        if get_config()["enable_metadata_routing"]:
+        if LIKELIHOOD in fit_params:
+            raise ValueError(
+                f"{LIKELIHOOD} is not a fit parameter of {type(self).__name__}: "
+                "it comes from the privatizer's label_likelihood_."
+            )
+        routing = get_config()["enable_metadata_routing"]
+        if routing:
             fit_params = process_routing(self, "fit", **fit_params).estimator.fit
+        estimator = clone(self.estimator)
+        unset, user_set = _transition_matrix_keys(estimator)
+        param = likelihood_param(estimator, routing)
         privatizer = clone(self.privatizer)
         if self.classes is not None:
             self._declare_classes(privatizer)
         X_private, y_private = privatizer.fit_resample(X, y)
-        estimator = clone(self.estimator)
-        passed = None
+        passed = likelihood = None
         if self.pass_transition_matrix:
-            passed = _pass_transition_matrix(estimator, privatizer)
+            passed = getattr(privatizer, "label_matrix_", None) if unset else None
+            if param is not None and not user_set:
+                likelihood = getattr(privatizer, "label_likelihood_", None)
+            if passed is None and likelihood is None:
+                self._refuse_uncorrected(estimator, unset, privatizer)
+            else:
+                _pass_noise_description(estimator, privatizer, unset, passed)
+            if likelihood is not None:
+                fit_params = {**fit_params, param: likelihood}
         estimator.fit(X_private, y_private, **fit_params)
         self.transition_matrix_ = passed
         self.privatizer_ = privatizer
@@ -215,6 +271,22 @@ class PrivateLabelClassifier(
         self.classes_ = np.asarray(privatizer.classes_)
         self.privacy_spent_ = privatizer.privacy_spent_
         return self
+
+    @staticmethod
+    def _refuse_uncorrected(estimator, unset, privatizer):
+        """A learner that corrects for label noise must not silently fit with
+        the identity (no noise) when the privatizer describes none."""
+        correcting = [key for key in unset if _corrects(estimator, key)]
+        if correcting:
+            raise ValueError(
+                f"The estimator corrects for label noise ({correcting[0]} is left "
+                f"to the privatizer) but {type(privatizer).__name__} exposes "
+                "neither label_matrix_ nor label_likelihood_ (or the estimator "
+                "takes no label_likelihood), so it would fit as if the labels "
+                "were clean. Give the estimator its transition_matrix, use a "
+                "privatizer that describes its noise, or set "
+                "pass_transition_matrix=False to fit without correction."
+            )
 
     def _declare_classes(self, privatizer):
         declared = privatizer.get_params(deep=False)

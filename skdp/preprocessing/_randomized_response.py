@@ -70,6 +70,12 @@ def randomize_values(values, codec, mechanism, rng, name, out=None):
     return map_chunks(values, release_codes if fast else release, out=out)
 
 
+def released_codes(codec, released, n_classes):
+    """Class codes of released labels, in the smallest unsigned dtype."""
+    codes = codec.encode(np.asarray(released), "released labels")
+    return codes.astype(np.min_scalar_type(n_classes - 1), copy=False)
+
+
 def _randomizes_features(estimator):
     """``transform`` exists only when feature columns are configured."""
     return estimator.columns is not None
@@ -84,7 +90,7 @@ class RandomizedResponse(
     # would make it unconditional, so set_output and the wrapping are done by hand
     auto_wrap_output_keys=None,
 ):
-    """k-ary randomized response on categorical columns and labels.
+    r"""k-ary randomized response on categorical columns and labels.
 
     Each selected value is kept with probability ``e^eps / (C - 1 + e^eps)`` and
     otherwise replaced by one of the other ``C - 1`` categories of its column,
@@ -151,6 +157,10 @@ class RandomizedResponse(
     label_matrix_ : ndarray of shape (n_classes, n_classes)
         Distortion matrix of the labels, ordered as ``classes_``; the ``T`` of
         forward loss correction (Patrini et al. 2017).
+    label_likelihood_ : ndarray of shape (n_samples, n_classes)
+        ``label_matrix_[:, y_private_i]`` for each row released by the last
+        ``fit_resample``: P(released label of row i | true class k), the
+        per-row form of forward loss correction (computed on access).
     privacy_spent_ : PrivacyBudget
         Guarantee of one released output: the sum of the epsilons of every
         randomized column (plus ``label_epsilon_`` after ``fit_resample``; 0
@@ -161,8 +171,10 @@ class RandomizedResponse(
 
     Notes
     -----
-    For a value u and any report v, P[v | u] / P[v | u'] <= p_keep / p_change =
-    e^eps, so each randomized value is eps-locally differentially private
+    For a value :math:`u` and any report :math:`v`,
+    :math:`P[v \mid u] / P[v \mid u'] \le p_{\text{keep}} / p_{\text{change}} =
+    e^{\varepsilon}`, so each randomized value is :math:`\varepsilon`-locally
+    differentially private
     (Warner 1965; Kairouz, Oh & Viswanath 2016 for the k-ary matrix). A record
     changes in all its randomized attributes at once (replace-one neighbours), and
     the attributes are randomized independently, so the record's guarantee is the
@@ -180,8 +192,9 @@ class RandomizedResponse(
     report a value outside its domain, and silently passing it through would
     reveal it.
 
-    Frequencies: with lambda the observed report frequencies,
-    E[lambda] = P^T pi, so pi_hat = (lambda - q) / (p - q) is unbiased
+    Frequencies: with :math:`\lambda` the observed report frequencies,
+    :math:`\mathbb{E}[\lambda] = P^\top \pi`, so
+    :math:`\hat\pi = (\lambda - q) / (p - q)` is unbiased
     (:meth:`estimate_frequencies`); the projected estimate is its Euclidean
     projection onto the simplex.
 
@@ -349,12 +362,26 @@ class RandomizedResponse(
         rng = check_random_state(self.random_state)
         X_out = self._randomize_columns(X_checked, rng) if self.columns_.size else X
         y_new = randomize_values(y_values, codec, self.label_mechanism_, rng, "y")
+        self._released_codes = released_codes(codec, y_new, self.classes_.size)
         record_spend(
             self.privacy_spent_,
             f"{type(self).__name__}.fit_resample",
             mechanism=[self.label_mechanism_, *self.mechanisms_],
         )
         return X_out, as_output_labels(y, y_new)
+
+    @property
+    def label_likelihood_(self):
+        """Per-row noise likelihoods of the last ``fit_resample``.
+
+        ndarray of shape (n_samples, n_classes): entry [i, k] is
+        P(released label of row i = the label it released | true class
+        ``classes_[k]``), i.e. ``label_matrix_[:, code of y_private[i]]``
+        (every row goes through the same mechanism). Computed on access from
+        the released codes kept by ``fit_resample``.
+        """
+        check_is_fitted(self, "_released_codes")
+        return self.label_matrix_[:, self._released_codes].T
 
     # ------------------------------------------------------------ estimation
     def estimate_frequencies(self, X=None, *, y=None, project=False):

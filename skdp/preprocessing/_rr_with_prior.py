@@ -1,10 +1,10 @@
 """Randomized response with a prior (Ghazi et al. 2021), released in stages."""
 
-import inspect
 import math
 import numbers
 
 import numpy as np
+from sklearn import get_config
 from sklearn.base import BaseEstimator, clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils import _safe_indexing
@@ -12,7 +12,12 @@ from sklearn.utils.validation import check_consistent_length
 
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.preprocessing._categorical import as_output_labels, check_labels
-from skdp.preprocessing._label_base import NoReleaseFitMixin, validate_features
+from skdp.preprocessing._label_base import (
+    LIKELIHOOD,
+    NoReleaseFitMixin,
+    likelihood_param,
+    validate_features,
+)
 from skdp.utils import check_epsilon, check_random_state
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.sklearn_compat import (
@@ -194,14 +199,6 @@ def _stage_sizes(n, shares):
     return sizes
 
 
-def _accepts_label_likelihood(estimator):
-    try:
-        params = inspect.signature(estimator.fit).parameters
-    except (TypeError, ValueError):
-        return False
-    return "label_likelihood" in params
-
-
 class RandomizedResponseWithPrior(
     NoReleaseFitMixin, BudgetTrackingMixin, BaseEstimator
 ):
@@ -227,10 +224,12 @@ class RandomizedResponseWithPrior(
     prior_estimator : classifier with ``predict_proba`` or None, default=None
         Fitted (as a clone, on label codes 0..K-1) before every stage but the
         first. ``None``: ``LogisticRegression(C=1.0, max_iter=1000)``, a
-        well-calibrated default for tabular features. If its ``fit`` accepts
-        ``label_likelihood``, it receives the training rows' columns of
-        ``label_likelihood_`` (per-row forward correction), and a ``classes``
-        parameter left at None is set to the codes ``0..K-1``.
+        well-calibrated default for tabular features. If it takes
+        ``label_likelihood`` (the rule of :class:`PrivateLabelClassifier`: its
+        ``fit`` has the parameter, or the last step of a ``Pipeline``'s does, or
+        its metadata routing requests it), it receives the training rows' rows
+        of ``label_likelihood_`` (per-row forward correction), and its
+        ``classes`` parameter, if left at None, is set to the codes ``0..K-1``.
     stage_shares : array-like of float, default=(0.5, 0.5)
         Fraction of the rows in each stage (positive, summing to 1). The
         default, two equal stages (LP-2ST), was the best or within noise of
@@ -436,11 +435,15 @@ class RandomizedResponseWithPrior(
             else clone(self.prior_estimator)
         )
         fit_params = {}
-        if _accepts_label_likelihood(estimator):
-            fit_params["label_likelihood"] = likelihood[seen]
-            params = estimator.get_params(deep=False)
-            if "classes" in params and params["classes"] is None:
-                estimator.set_params(classes=np.arange(self.classes_.size))
+        param = likelihood_param(estimator, get_config()["enable_metadata_routing"])
+        if param is not None:
+            fit_params[param] = likelihood[seen]
+            # the likelihood has a column per code 0..K-1, present or not: the
+            # learner taking it (the last step of a Pipeline) must know them
+            owner = likelihood_param(estimator, False) or param
+            classes_key = owner[: -len(LIKELIHOOD)] + "classes"
+            if estimator.get_params(deep=True).get(classes_key, False) is None:
+                estimator.set_params(**{classes_key: np.arange(self.classes_.size)})
         estimator.fit(_safe_indexing(X, seen), released[seen], **fit_params)
         return estimator
 

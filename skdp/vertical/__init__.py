@@ -12,9 +12,10 @@ model file loads back with :func:`load_model`.
 from skdp.vertical._estimators import VerticalFMClassifier, VerticalFMRegressor
 from skdp.vertical._partition import check_label_party, check_partition
 from skdp.vertical._protocol import ProtocolError, Transcript
-from skdp.vertical.federated import load_model
+from skdp.vertical.federated import ModelFileError, load_model
 
 __all__ = [
+    "ModelFileError",
     "ProtocolError",
     "Transcript",
     "VerticalFMClassifier",

@@ -3,7 +3,6 @@ vertically partitioned parties (Xu, Yuan & Wu 2021)."""
 
 import numbers
 
-import numpy as np
 from sklearn.base import BaseEstimator
 
 from skdp._fm.estimator import (
@@ -19,7 +18,7 @@ from skdp.utils import check_random_state
 from skdp.utils.sklearn_compat import Interval, StrOptions, fit_context, validate_data
 from skdp.vertical import _protocol
 from skdp.vertical._partition import check_label_party, check_partition
-from skdp.vertical._plan import check_public_parameters
+from skdp.vertical._plan import bottom_up_spend, check_public_parameters
 from skdp.vertical._secure import require_backend
 
 __all__ = ["VerticalFMClassifier", "VerticalFMRegressor"]
@@ -100,8 +99,7 @@ class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstima
         if budgets is None:
             spend = self._spend
         else:
-            local, pairs = budgets
-            spend = PrivacyBudget(float(local.sum() + np.triu(pairs, 1).sum()))
+            spend = PrivacyBudget(bottom_up_spend(*budgets))
         spend = record_spend(spend, type(self).__name__, mechanism=self.mechanism)
         rng = check_random_state(self.random_state)
         # every role (parties, server, dealer) runs the federated protocol's code
@@ -176,7 +174,7 @@ _PARAMS_DOC = """
         ``"plaintext"``: the ideal functionality of the secure scalar product:
         same messages and steps, no cryptography (fast; for simulation and grid
         searches; no protection against a real adversary). ``"bfv"``: TenSEAL BFV
-        homomorphic encryption (``pip install skdp[secure]``); see
+        homomorphic encryption (skdp's ``secure`` extra); see
         :class:`skdp.vertical._secure.BFVKeyHolder` for the threat model.
     noise_generation : {"threshold", "distributed", "dealer"}, default="threshold"
         Who draws the noise. A single-party coefficient is always noised by its
@@ -251,11 +249,12 @@ _ATTRS_DOC = """
     transcript_ : Transcript
         Every message of the run (sender, receiver, kind, bytes)."""
 
-_NOTES_DOC = """
+_NOTES_DOC = r"""
     **Protocol** (Xu et al.'s Algorithm 1; :mod:`skdp.vertical._protocol`). The
-    objective ``w^T A w + b^T w`` of the centralized estimator splits into
-    single-party coefficients (computed and noised by their owner) and
-    cross-party coefficients ``kappa X_k^T X_l`` and ``c X_k^T beta(y)``
+    objective :math:`w^\top A w + b^\top w` of the centralized estimator splits
+    into single-party coefficients (computed and noised by their owner) and
+    cross-party coefficients :math:`\kappa X_k^\top X_l` and
+    :math:`c X_k^\top \beta(y)`
     (computed by a secure scalar product; the server obtains them only with the
     noise already added). The server assembles the noisy quadratic,
     post-processes and solves it with the centralized estimator's core: with the
@@ -264,17 +263,19 @@ _NOTES_DOC = """
     **Guarantee.** Top-down: every released coordinate gets noise of the
     centralized mechanism, so the release is ``(epsilon, delta)``-DP for a whole
     record exactly as centrally. Party k's columns alone: the coordinates that
-    change when only they change are those involving party k, with sensitivity
-    ``Delta_k <= Delta``, so ``epsilon_k = epsilon Delta_k / Delta`` (for the box
-    ``|x_j| <= 1`` and the paper's monomial coefficients this is
-    ``Delta_k = d_k + d_k (2d - d_k)/4``). Bottom-up: group ``G`` (a party's own
-    coefficients, or a pair's cross coefficients) is released with
-    ``Lap(Delta_G / eps_G)``; the groups are disjoint, so a record costs
-    ``sum_G eps_G`` and party k's part ``eps^k + sum_l eps^kl``. With more
-    than two classes the groups are the same with ``C - 1`` linear columns per
-    row, and ``Delta_G`` is the group's restricted multinomial sensitivity:
-    the binary quadratic part, ``2 c (2C - 3)/C M_1(J)`` for its feature rows
-    ``J`` and ``2 c s`` for the intercept row (derivation and tests in
+    change when only they change are those involving party :math:`k`, with
+    sensitivity :math:`\Delta_k \le \Delta`, so
+    :math:`\varepsilon_k = \varepsilon \Delta_k / \Delta` (for the box
+    :math:`|x_j| \le 1` and the paper's monomial coefficients this is
+    :math:`\Delta_k = d_k + d_k (2d - d_k)/4`). Bottom-up: group :math:`G` (a
+    party's own coefficients, or a pair's cross coefficients) is released with
+    :math:`\mathrm{Lap}(\Delta_G / \varepsilon_G)`; the groups are disjoint, so a
+    record costs :math:`\sum_G \varepsilon_G` and party :math:`k`'s part
+    :math:`\varepsilon^k + \sum_l \varepsilon^{kl}`. With more than two classes
+    the groups are the same with :math:`C - 1` linear columns per row, and
+    :math:`\Delta_G` is the group's restricted multinomial sensitivity: the binary
+    quadratic part, :math:`2 c (2C - 3) M_1(J) / C` for its feature rows :math:`J`
+    and :math:`2 c s` for the intercept row (derivation and tests in
     :mod:`skdp.vertical._sensitivity`).
 
     **Threat model.** Honest-but-curious server and parties; the server holds
@@ -289,9 +290,9 @@ _NOTES_DOC = """
     coalition was handed. With ``secure_backend="bfv"`` the server's key also
     decrypts what a colluding party evaluated (the columns of lower-indexed
     parties, the labels). See ``privacy_threat_model_`` and the user guide.
-    Under a row-norm bound each party clips its block to
-    ``data_norm sqrt(d_k/d)`` (no party sees a whole row); rows inside these
-    balls are unchanged.
+    Under a row-norm bound :math:`R` each party clips its block of :math:`d_k`
+    columns to norm :math:`R \sqrt{d_k/d}` (no party sees a whole row); rows inside
+    these balls are unchanged.
 
     **Centring.** With ``fit_intercept`` the server centres the declared domain
     by the central estimator's rule (every ``bounds_X`` range at its midpoint,

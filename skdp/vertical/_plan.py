@@ -229,6 +229,13 @@ def check_bottom_up(party_epsilon, pairwise_epsilon, n_parties):
     return local, pairs
 
 
+def bottom_up_spend(local, pairs):
+    """The record's epsilon under bottom-up budgets: every single-party budget
+    ``eps^k`` once and every pair's ``eps^kl`` once (each group of coefficients
+    is released once, and a record touches every group)."""
+    return float(np.sum(local) + np.triu(pairs, 1).sum())
+
+
 def check_public_parameters(
     *,
     budget,
@@ -406,8 +413,7 @@ class Plan:
             if math.isinf(self.epsilon):
                 delta = 0.0
             return float(self.epsilon), float(delta)
-        local, pairs = self.budgets
-        return float(local.sum() + np.triu(pairs, 1).sum()), 0.0
+        return bottom_up_spend(*self.budgets), 0.0
 
     def party_privacy(self):
         """Each party's epsilon (see the estimators' ``party_privacy_``)."""

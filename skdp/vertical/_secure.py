@@ -30,7 +30,7 @@ kinds and steps, no cryptography: a "ciphertext" is the data itself, marked
 ``{"simulated": True, ...}``. It is exact and fast, for simulation and grid
 searches, and offers no protection against a real adversary (across processes
 the columns travel in the clear to the other party). ``"bfv"`` runs the protocol
-with Microsoft SEAL's BFV scheme through TenSEAL (``pip install skdp[secure]``);
+with Microsoft SEAL's BFV scheme through TenSEAL (skdp's ``secure`` extra);
 see :class:`BFVKeyHolder` for the threat model.
 """
 
@@ -41,6 +41,8 @@ import tempfile
 import weakref
 
 import numpy as np
+
+from skdp.utils.extras import install_hint
 
 __all__ = [
     "BFVKeyHolder",
@@ -53,10 +55,7 @@ __all__ = [
     "require_backend",
 ]
 
-_SECURE_HINT = (
-    'secure_backend="bfv" needs TenSEAL: install the optional extra with '
-    "`pip install skdp[secure]` (or `pip install tenseal`)."
-)
+_SECURE_HINT = f'secure_backend="bfv" needs TenSEAL: {install_hint("secure")}.'
 _BACKENDS = ("plaintext", "bfv")
 
 

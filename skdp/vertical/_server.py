@@ -67,7 +67,8 @@ def threat_model(noise_generation, backend):
         out["backend"] = (
             "plaintext is the ideal functionality (simulation): the statements hold "
             "for an ideal secure product; across processes it sends the encryptor's "
-            "columns in the clear to the evaluating party"
+            "columns, and the label party's labels (as c beta(y)), in the clear to "
+            "the evaluating party"
         )
     return out
 

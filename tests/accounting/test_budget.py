@@ -129,3 +129,19 @@ def test_record_spend_type():
             record_spend(PrivacyBudget(1.0), "x", mechanism="cauchy")
         with pytest.raises(TypeError, match="mechanism must be"):
             record_spend(PrivacyBudget(1.0), "x", mechanism=3.0)
+
+
+def test_a_target_delta_above_the_caps_never_fits():
+    # a tracker built directly, PLD target delta above the cap's delta: only
+    # basic composition can keep the total within the cap
+    from skdp.accounting import BudgetTracker, describe_release
+
+    tracker = BudgetTracker(
+        limit=PrivacyBudget(5.0, 1e-6), accountant="pld", delta=1e-5
+    )
+    budget = PrivacyBudget(1.0, 5e-7)
+    events = describe_release("gaussian", budget)
+    tracker._try_record(budget, "g", events)
+    tracker._try_record(budget, "g", events)  # basic: (2, 1e-6), within
+    with pytest.raises(BudgetExceededError, match="past the limit"):
+        tracker._try_record(budget, "g", events)

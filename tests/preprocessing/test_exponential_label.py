@@ -308,3 +308,13 @@ def test_bad_epsilon(epsilon):
         ExponentialLabelRelease(epsilon=epsilon).fit_resample(
             np.zeros((4, 1)), [0, 1, 0, 1]
         )
+
+
+def test_label_likelihood_is_the_matrix_column_of_each_released_label():
+    y = np.arange(200) % 4
+    elr = ExponentialLabelRelease(epsilon=2.0, classes=[0, 1, 2, 3], random_state=0)
+    assert not hasattr(elr, "label_likelihood_")
+    _, y_released = elr.fit_resample(np.zeros((200, 1)), y)
+    np.testing.assert_array_equal(
+        elr.label_likelihood_, elr.label_matrix_[:, y_released].T
+    )

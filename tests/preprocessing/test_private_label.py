@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.base import BaseEstimator, clone
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
@@ -198,6 +199,10 @@ def test_user_matrix_and_opt_out_are_respected(data):
     clf = PrivateLabelClassifier(inner, _rr(0.5)).fit(X, y)
     np.testing.assert_array_equal(clf.estimator_.transition_matrix, mine)
     assert clf.transition_matrix_ is None
+    # the release's per-row likelihoods do not override the user's matrix
+    _, y_priv = _rr(0.5).fit_resample(X, y)
+    direct = LossCorrectedLogisticRegression(transition_matrix=mine).fit(X, y_priv)
+    np.testing.assert_array_equal(clf.estimator_.coef_, direct.coef_)
     clf = PrivateLabelClassifier(
         LossCorrectedLogisticRegression(), _rr(0.5), pass_transition_matrix=False
     ).fit(X, y)
@@ -337,3 +342,199 @@ def test_infinite_epsilon_loss_correction_is_the_non_private_fit(data):
             np.testing.assert_allclose(
                 clf.estimator_.coef_, reference.coef_, rtol=1e-10, atol=1e-12
             )
+
+
+# ------------------------------------------- per-row noise likelihoods
+
+
+class TwoStageRR(BaseEstimator):
+    """RR at eps1 on even rows and eps2 on odd rows: no single label matrix,
+    only each row's likelihood ``label_likelihood_``."""
+
+    def __init__(self, *, eps1=0.5, eps2=2.0, classes=None, random_state=None):
+        self.eps1 = eps1
+        self.eps2 = eps2
+        self.classes = classes
+        self.random_state = random_state
+
+    def fit_resample(self, X, y):
+        from skdp.mechanisms import RandomizedResponseMechanism
+
+        self.classes_ = np.asarray(self.classes)
+        n_classes = self.classes_.size
+        rng = np.random.default_rng(self.random_state)
+        position = {label: k for k, label in enumerate(self.classes_.tolist())}
+        codes = np.array([position[label] for label in np.asarray(y).tolist()])
+        released = codes.copy()
+        likelihood = np.empty((len(y), n_classes))
+        for rows, eps in (
+            (slice(0, None, 2), self.eps1),
+            (slice(1, None, 2), self.eps2),
+        ):
+            mechanism = RandomizedResponseMechanism(eps, n_classes)
+            released[rows] = mechanism.randomize(codes[rows], random_state=rng)
+            likelihood[rows] = mechanism.matrix[:, released[rows]].T
+        self.label_likelihood_ = likelihood
+        self.privacy_spent_ = PrivacyBudget(max(self.eps1, self.eps2))
+        self.n_features_in_ = X.shape[1]
+        return X, self.classes_[released]
+
+
+class SilentRR(TwoStageRR):
+    """Describes none of its noise."""
+
+    def fit_resample(self, X, y):
+        X, y_released = super().fit_resample(X, y)
+        del self.label_likelihood_
+        return X, y_released
+
+
+@pytest.fixture(scope="module")
+def data3():
+    return make_classification(
+        n_samples=900, n_features=6, n_informative=4, n_classes=3, random_state=1
+    )
+
+
+@pytest.mark.parametrize("routing", [False, True])
+def test_per_row_likelihoods_reach_the_learner(data3, routing):
+    import sklearn
+    from sklearn.pipeline import make_pipeline
+
+    from skdp.linear_model import LossCorrectedLogisticRegression
+
+    X, y = data3
+    sampler = TwoStageRR(classes=[0, 1, 2], random_state=5)
+    reference = clone(sampler)
+    _, y_released = reference.fit_resample(X, y)
+    likelihood = reference.label_likelihood_
+    direct = LossCorrectedLogisticRegression(classes=[0, 1, 2]).fit(
+        X, y_released, label_likelihood=likelihood
+    )
+    scaled = StandardScaler().fit_transform(X)
+    direct_scaled = LossCorrectedLogisticRegression(classes=[0, 1, 2]).fit(
+        scaled, y_released, label_likelihood=likelihood
+    )
+    with sklearn.config_context(enable_metadata_routing=routing):
+        clf = PrivateLabelClassifier(LossCorrectedLogisticRegression(), sampler)
+        clf.fit(X, y)
+        np.testing.assert_array_equal(clf.estimator_.coef_, direct.coef_)
+        assert clf.transition_matrix_ is None
+        # inside a Pipeline (step__label_likelihood, or routed by request)
+        pipe = make_pipeline(StandardScaler(), LossCorrectedLogisticRegression())
+        clf = PrivateLabelClassifier(pipe, sampler).fit(X, y)
+        np.testing.assert_allclose(
+            clf.estimator_[-1].coef_, direct_scaled.coef_, rtol=1e-12, atol=1e-12
+        )
+        # and under a grid search over the sampler, refit included
+        search = GridSearchCV(
+            PrivateLabelClassifier(LossCorrectedLogisticRegression(), sampler),
+            {"privatizer__eps1": [0.5, 1.0]},
+            cv=3,
+        ).fit(X, y)
+        assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+        best = search.best_estimator_
+        if search.best_params_["privatizer__eps1"] == 0.5:
+            np.testing.assert_array_equal(best.estimator_.coef_, direct.coef_)
+
+
+def test_randomized_response_likelihoods_give_the_matrix_fit(data3):
+    from skdp.linear_model import LossCorrectedLogisticRegression
+
+    X, y = data3
+    seen = {}
+
+    class Recording(LossCorrectedLogisticRegression):
+        def fit(self, X, y, sample_weight=None, label_likelihood=None):
+            seen["label_likelihood"] = label_likelihood
+            return super().fit(X, y, sample_weight, label_likelihood)
+
+    rr = RandomizedResponse(epsilon=1.0, classes=[0, 1, 2], random_state=2)
+    clf = PrivateLabelClassifier(Recording(), rr).fit(X, y)
+    T = clf.privatizer_.label_matrix_
+    _, y_released = clone(rr).fit_resample(X, y)
+    np.testing.assert_array_equal(seen["label_likelihood"], T[:, y_released].T)
+    matrix_fit = LossCorrectedLogisticRegression(transition_matrix=T).fit(X, y_released)
+    np.testing.assert_array_equal(clf.estimator_.coef_, matrix_fit.coef_)
+    # the backward correction accepts likelihoods that are columns of its matrix
+    backward = PrivateLabelClassifier(
+        LossCorrectedLogisticRegression(correction="backward"), rr
+    ).fit(X, y)
+    reference = LossCorrectedLogisticRegression(
+        transition_matrix=T, correction="backward"
+    ).fit(X, y_released)
+    np.testing.assert_array_equal(backward.estimator_.coef_, reference.coef_)
+
+
+def test_backward_correction_refuses_per_row_noise(data3):
+    from skdp.linear_model import LossCorrectedLogisticRegression
+
+    X, y = data3
+    clf = PrivateLabelClassifier(
+        LossCorrectedLogisticRegression(correction="backward"),
+        TwoStageRR(classes=[0, 1, 2], random_state=0),
+    )
+    with pytest.raises(ValueError, match="per-row noise"):
+        clf.fit(X, y)
+
+
+def test_a_correcting_learner_without_noise_description_is_refused(data3):
+    from sklearn.pipeline import make_pipeline
+
+    from skdp.linear_model import LossCorrectedLogisticRegression
+
+    X, y = data3
+    silent = SilentRR(classes=[0, 1, 2], random_state=0)
+    for learner in (
+        LossCorrectedLogisticRegression(),
+        LossCorrectedLogisticRegression(correction="backward"),
+        make_pipeline(StandardScaler(), LossCorrectedLogisticRegression()),
+    ):
+        with pytest.raises(ValueError, match="neither label_matrix_ nor"):
+            PrivateLabelClassifier(learner, silent).fit(X, y)
+    # no correction asked for, or the user's own matrix, or an explicit opt-out
+    PrivateLabelClassifier(
+        LossCorrectedLogisticRegression(correction=None), silent
+    ).fit(X, y)
+    mine = np.full((3, 3), 0.1) + 0.7 * np.eye(3)
+    clf = PrivateLabelClassifier(
+        LossCorrectedLogisticRegression(transition_matrix=mine), silent
+    ).fit(X, y)
+    np.testing.assert_array_equal(clf.estimator_.transition_matrix_, mine)
+    clf = PrivateLabelClassifier(
+        LossCorrectedLogisticRegression(), silent, pass_transition_matrix=False
+    ).fit(X, y)
+    np.testing.assert_array_equal(clf.estimator_.transition_matrix_, np.eye(3))
+    # a learner without a transition_matrix parameter fits as before
+    PrivateLabelClassifier(LogisticRegression(), silent).fit(X, y)
+
+
+def test_label_likelihood_cannot_be_passed_by_hand(data3):
+    from skdp.linear_model import LossCorrectedLogisticRegression
+
+    X, y = data3
+    clf = PrivateLabelClassifier(LossCorrectedLogisticRegression(), _rr())
+    with pytest.raises(ValueError, match="comes from the privatizer"):
+        clf.fit(X, y, label_likelihood=np.ones((len(y), 3)))
+
+
+def test_per_row_likelihood_columns_follow_the_privatizer_classes(data3):
+    from skdp.linear_model import LossCorrectedLogisticRegression
+
+    X, y = data3
+    # a declared order that is not sorted: the likelihood's columns follow it,
+    # so the learner must fit in that order (its classes are set from it)
+    sampler = TwoStageRR(classes=[2, 0, 1], random_state=3)
+    clf = PrivateLabelClassifier(LossCorrectedLogisticRegression(), sampler)
+    clf.fit(X, y)
+    reference = clone(sampler)
+    _, y_released = reference.fit_resample(X, y)
+    direct = LossCorrectedLogisticRegression(classes=[2, 0, 1]).fit(
+        X, y_released, label_likelihood=reference.label_likelihood_
+    )
+    np.testing.assert_array_equal(clf.estimator_.classes_, [2, 0, 1])
+    np.testing.assert_array_equal(clf.estimator_.coef_, direct.coef_)
+    # a conflicting declared order is refused
+    inner = LossCorrectedLogisticRegression(classes=[0, 1, 2])
+    with pytest.raises(ValueError, match="label_likelihood_ columns"):
+        PrivateLabelClassifier(inner, sampler).fit(X, y)

@@ -418,3 +418,21 @@ def test_negative_categories_are_accepted():
     )
     np.testing.assert_array_equal(rr.fit_transform(X), X)
     assert not rr.__sklearn_tags__().input_tags.positive_only
+
+
+def test_label_likelihood_is_the_matrix_column_of_each_released_label():
+    classes = np.array(["a", "b", "c"])
+    y = classes[np.arange(300) % 3]
+    rr = RandomizedResponse(epsilon=1.0, classes=classes, random_state=0)
+    assert not hasattr(rr, "label_likelihood_")  # nothing released yet
+    _, y_private = rr.fit_resample(np.zeros((300, 1)), y)
+    codes = np.searchsorted(classes, y_private)
+    likelihood = rr.label_likelihood_
+    assert likelihood.shape == (300, 3)
+    np.testing.assert_array_equal(likelihood, rr.label_matrix_[:, codes].T)
+    # P(released = what row i released | true k): p_keep where k is that label
+    p_keep = math.exp(1.0) / (2 + math.exp(1.0))
+    np.testing.assert_allclose(likelihood[np.arange(300), codes], p_keep)
+    # a second release describes its own rows
+    rr.fit_resample(np.zeros((10, 1)), y[:10])
+    assert rr.label_likelihood_.shape == (10, 3)

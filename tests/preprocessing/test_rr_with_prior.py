@@ -508,3 +508,52 @@ def test_works_in_a_private_label_classifier():
         ).fit(X, y)
     assert clf.privacy_spent_ == PrivacyBudget(2.0)
     assert clf.score(X, y) > 0.5
+
+
+def test_private_label_classifier_routes_the_per_row_likelihood():
+    # one contract with RandomizedResponse: label_likelihood_ (n, K), columns
+    # in classes_ order, goes to a correcting learner's fit
+    from skdp.linear_model import LossCorrectedLogisticRegression
+    from skdp.preprocessing import PrivateLabelClassifier
+
+    X, y = _digits(400)
+    labels = np.array([f"d{v}" for v in range(10)])[y]
+    clf = PrivateLabelClassifier(
+        LossCorrectedLogisticRegression(),
+        RandomizedResponseWithPrior(epsilon=2.0, random_state=0),
+        classes=[f"d{v}" for v in range(10)],
+    ).fit(X, labels)
+    sampler = clf.privatizer_
+    assert clf.transition_matrix_ is None  # no single matrix: per-row columns
+    _, released = sampler.fit_resample(X, labels)  # same seed: same release
+    direct = LossCorrectedLogisticRegression(classes=sampler.classes_).fit(
+        X, released, label_likelihood=sampler.label_likelihood_
+    )
+    np.testing.assert_allclose(clf.estimator_.coef_, direct.coef_, rtol=1e-6)
+    np.testing.assert_array_equal(clf.classes_, sampler.classes_)
+
+
+@pytest.mark.parametrize("routing", [False, True])
+def test_pipeline_prior_estimator_gets_the_likelihood(routing):
+    # the rule of PrivateLabelClassifier: last step's fit parameter, or routing
+    import sklearn
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = _digits(200)
+    with sklearn.config_context(enable_metadata_routing=routing):
+        last = _LikelihoodAwarePrior()
+        if routing:
+            last.set_fit_request(label_likelihood=True)
+        s = RandomizedResponseWithPrior(
+            epsilon=1.0,
+            prior_estimator=make_pipeline(StandardScaler(), last),
+            classes=list(range(10)),
+            random_state=0,
+        )
+        s.fit_resample(X, y)
+    est = s.prior_estimators_[0].steps[-1][1]
+    np.testing.assert_array_equal(est.classes_, np.arange(10))
+    np.testing.assert_array_equal(
+        est.seen_likelihood_, s.label_likelihood_[s.stage_ == 0]
+    )

@@ -5,7 +5,7 @@ mutually authenticated TLS (gRPC).
 :func:`run_party` / :func:`run_server`) each host one role of the vertical
 protocol and route its messages to the other participants; ``skdp-certs`` makes a
 small CA. :func:`load_model` reads the released model as a fitted estimator.
-Needs ``pip install skdp[federated]`` (grpcio, cryptography, tenseal, pyarrow);
+Needs skdp's ``federated`` extra (grpcio, cryptography, tenseal, pyarrow);
 nothing optional is imported until a run starts.
 """
 
@@ -15,13 +15,14 @@ from skdp.vertical.federated._config import (
     load_party_config,
     load_server_config,
 )
-from skdp.vertical.federated._model import load_model, save_model
+from skdp.vertical.federated._model import ModelFileError, load_model, save_model
 from skdp.vertical.federated._node import FederatedError
 from skdp.vertical.federated._runtime import run_party, run_server
 
 __all__ = [
     "ConfigError",
     "FederatedError",
+    "ModelFileError",
     "PolicyError",
     "load_model",
     "load_party_config",

@@ -2,7 +2,12 @@
 
 Exit status: 0 when the model was released, 1 when the run failed or was aborted
 (the cause is printed on stderr; nothing was released), 2 for a bad command line
-or config file.
+or config file (including TLS files that are not what their key says, an
+output path that cannot be written, and a listen port that is in use). Found
+before any protocol step.
+
+Once the run has ended, the process exits within :data:`EXIT_GRACE` seconds even
+if a library thread does not let go (a watchdog calls ``os._exit``).
 """
 
 import argparse
@@ -10,9 +15,31 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 
 __all__ = ["certs_main", "party_main", "server_main"]
+
+#: Seconds the interpreter may take to shut down after the run has ended
+#: (everything that matters, aborts and the model, is done by then).
+EXIT_GRACE = 1.5
+
+
+def _exit_watchdog(code, process=True):
+    """Leave with ``code`` after :data:`EXIT_GRACE` s if still running (a gRPC
+    thread stuck on a frozen peer must not keep the process alive); only when
+    ``process``: this is the console script's own process."""
+    if not process:
+        return code
+
+    def leave():
+        time.sleep(EXIT_GRACE)
+        sys.stderr.flush()
+        sys.stdout.flush()
+        os._exit(code)
+
+    threading.Thread(target=leave, daemon=True).start()
+    return code
 
 
 def _quiet_grpc():
@@ -30,7 +57,7 @@ def _on_sigterm(signum, frame):
     raise SystemExit(f"terminated by signal {signum}")
 
 
-def _run(kind, argv):
+def _run(kind, argv, process):
     started, entered = time.perf_counter(), time.time()  # after the imports
     from skdp.vertical.federated._config import (
         ConfigError,
@@ -56,8 +83,10 @@ def _run(kind, argv):
     _quiet_grpc()
     missing = _missing_extras()
     if missing:
+        from skdp.utils.extras import install_hint
+
         print(
-            f"skdp-{kind}: needs {', '.join(missing)}: pip install skdp[federated]",
+            f"skdp-{kind}: needs {', '.join(missing)}: " + install_hint("federated"),
             file=sys.stderr,
         )
         return 2
@@ -73,9 +102,12 @@ def _run(kind, argv):
     try:
         run = run_party if kind == "party" else run_server
         out = run(config, started=started, verbose=args.verbose)
+    except ConfigError as exc:  # the listen port, before any protocol step
+        print(f"skdp-{kind}: config error: {exc}", file=sys.stderr, flush=True)
+        return _exit_watchdog(2, process)
     except BaseException as exc:  # every failure: one line naming the cause
         print(format_failure(who, exc), file=sys.stderr, flush=True)
-        return 1
+        return _exit_watchdog(1, process)
     finally:
         signal.signal(signal.SIGTERM, previous)
     traffic = out["traffic"]
@@ -93,17 +125,17 @@ def _run(kind, argv):
     if args.stats:
         with open(args.stats, "w") as f:
             json.dump(summary, f, indent=2)
-    return 0
+    return _exit_watchdog(0, process)
 
 
 def party_main(argv=None):
-    """``skdp-party --config party.toml``"""
-    return _run("party", argv)
+    """``skdp-party --config party.toml`` (``argv`` None: the console script)"""
+    return _run("party", argv, process=argv is None)
 
 
 def server_main(argv=None):
-    """``skdp-server --config server.toml``"""
-    return _run("server", argv)
+    """``skdp-server --config server.toml`` (``argv`` None: the console script)"""
+    return _run("server", argv, process=argv is None)
 
 
 def certs_main(argv=None):
@@ -128,6 +160,11 @@ def certs_main(argv=None):
         action="store_true",
         help="do not add localhost / 127.0.0.1 to the certificate",
     )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing NAME.key / NAME.pem (never through a symlink)",
+    )
     args = parser.parse_args(argv)
     try:
         if args.command == "init-ca":
@@ -135,7 +172,11 @@ def certs_main(argv=None):
         else:
             for name in args.names:
                 cert, key = issue(
-                    args.dir, name, days=args.days, local=not args.no_local
+                    args.dir,
+                    name,
+                    days=args.days,
+                    local=not args.no_local,
+                    overwrite=args.force,
                 )
                 print(cert, key)
     except (OSError, ValueError) as exc:
@@ -149,5 +190,7 @@ def _main():
     if len(sys.argv) < 2 or sys.argv[1] not in ("party", "server", "certs"):
         print("usage: python -m skdp.vertical.federated {party,server,certs} ...")
         return 2
-    fn = {"party": party_main, "server": server_main, "certs": certs_main}[sys.argv[1]]
-    return fn(sys.argv[2:])
+    kind, argv = sys.argv[1], sys.argv[2:]
+    if kind == "certs":
+        return certs_main(argv)
+    return _run(kind, argv, process=True)

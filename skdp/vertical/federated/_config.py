@@ -1,14 +1,56 @@
 """Party and server configurations (TOML) and a party's policy.
 
-Every key is checked when the file is read; a bad value raises
-:class:`ConfigError` naming the file, the key and what was expected. Relative
-paths are relative to the config file. See ``doc/user_guide/federated.rst`` for
-an example of each file.
+Every key is checked when the file is read, before any protocol step; a bad
+value raises :class:`ConfigError` naming the file, the key and what was
+expected. Each table declares its keys (``*_KEYS`` in :mod:`._config_reader`):
+an unknown key is reported first, with the closest known key as a suggestion,
+so a misspelled key is never reported as the right key missing. Beyond types and
+ranges, loading checks what the run would otherwise find late:
+
+- the TLS files: certificates where certificates belong and an unencrypted
+  private key that belongs to ``tls.cert`` (:func:`~._tls.read_tls_material`);
+- the server's model: the estimator's own parameter constraints
+  (:func:`~._model.estimator_param_problem`: ``postprocessing``,
+  ``random_state``, a ``gaussian`` mechanism needs ``0 < delta < 1``) and the
+  bottom-up budgets (:func:`skdp.vertical._plan.check_public_parameters`);
+- output paths: the nearest existing directory above them must be a writable
+  directory (not a regular file), and an existing output must be a file;
+- the data file must be a regular file.
+
+The listen address is bound when the run starts, also before any protocol
+step (a port in use is a :class:`ConfigError` too). Relative paths are
+relative to the config file. See ``doc/user_guide/federated.rst`` for an
+example of each file.
+
+A schema library was not worth a dependency here: the checks that matter cross
+keys and touch files (TLS material, paths, budgets), and the estimator's own
+constraints already encode the model's parameters; a declared key set per table
+plus these checks is shorter than a schema with the same validators.
 """
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from skdp.vertical.federated._config_reader import (
+    DATA_KEYS,
+    DOMAIN_KEYS,
+    MODEL_KEYS,
+    PARTY_ENTRY_KEYS,
+    PARTY_KEYS,
+    POLICY_KEYS,
+    SERVER_KEYS,
+    TIMEOUT_KEYS,
+    TLS_KEYS,
+    ConfigError,
+    Reader,
+    is_address,
+    is_number,
+    is_positive,
+    load_toml,
+    read_bound,
+    read_strings,
+    suggest,
+)
 
 __all__ = [
     "ConfigError",
@@ -58,10 +100,6 @@ def _class_labels(v):
 _CLASSES_EXPECTED = "two or more distinct class labels (all integers or all strings)"
 
 
-class ConfigError(ValueError):
-    """A configuration file is missing a key or has a bad value."""
-
-
 class PolicyError(RuntimeError):
     """A request falls outside a party's policy."""
 
@@ -73,16 +111,28 @@ class TLSConfig:
     key: Path
 
     def read(self):
-        """``(ca, cert, key)`` as PEM bytes."""
-        return tuple(p.read_bytes() for p in (self.ca_cert, self.cert, self.key))
+        """``(ca, cert, key)`` as PEM bytes, checked (see :mod:`._tls`)."""
+        from skdp.vertical.federated._tls import read_tls_material
+
+        return read_tls_material(self.ca_cert, self.cert, self.key)
 
 
 @dataclass(frozen=True)
 class Timeouts:
-    call: float = 120.0  # deadline of one call (plus 1 s per 5 MB sent)
-    startup: float = 60.0  # until every peer answers
-    protocol: float = 3600.0  # the whole run
-    heartbeat: float = 2.0  # liveness check of every peer
+    """Seconds (``[timeouts]`` in either config).
+
+    ``call``: deadline of one call (plus 1 s per 5 MB sent), and how long a
+    connection may go without acknowledging a keepalive ping (a frozen peer is
+    noticed within ``heartbeat + call``); ``startup``: until every peer answers
+    (and how long a participant that failed early stays reachable to tell
+    them); ``protocol``: the whole run; ``heartbeat``: interval of the
+    liveness pings and of the connections' keepalive pings (at least 1 s).
+    """
+
+    call: float = 120.0
+    startup: float = 60.0
+    protocol: float = 3600.0
+    heartbeat: float = 2.0
 
 
 @dataclass(frozen=True)
@@ -236,122 +286,29 @@ class ServerConfig:
 
 
 # ---------------------------------------------------------------- reading
-class _Reader:
-    """Typed access to a TOML table, errors naming file and key."""
-
-    def __init__(self, table, source, prefix=""):
-        self.table, self.source, self.prefix = table, source, prefix
-        self.used = set()
-
-    def _fail(self, key, expected, value=None):
-        got = "" if value is None else f", got {value!r}"
-        raise ConfigError(f"{self.source}: key '{self.prefix}{key}' {expected}{got}.")
-
-    def get(self, key, kind, default=..., check=None, expected=""):
-        self.used.add(key)
-        if key not in self.table:
-            if default is ...:
-                self._fail(key, "is required")
-            return default
-        value = self.table[key]
-        kinds = kind if isinstance(kind, tuple) else (kind,)
-        if float in kinds and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-        if not isinstance(value, kinds) or (
-            isinstance(value, bool) and bool not in kinds
-        ):
-            names = " or ".join(k.__name__ for k in kinds)
-            self._fail(key, f"must be a {names}", value)
-        if check is not None and not check(value):
-            self._fail(key, f"must be {expected}", value)
-        return value
-
-    def sub(self, key, required=True):
-        table = self.get(key, dict, default=... if required else {})
-        return _Reader(table, self.source, f"{self.prefix}{key}.")
-
-    def path(self, key, base, default=..., must_exist=True):
-        value = self.get(key, str, default=default)
-        if value is None:
-            return None
-        path = (base / value).resolve()
-        if must_exist and not path.exists():
-            self._fail(key, f"names a missing file ({path})")
-        return path
-
-    def done(self):
-        unknown = sorted(set(self.table) - self.used)
-        if unknown:
-            raise ConfigError(
-                f"{self.source}: unknown key(s) "
-                + ", ".join(f"'{self.prefix}{k}'" for k in unknown)
-                + "."
-            )
-
-
-def _load_toml(path):
-    try:
-        import tomllib
-    except ImportError as exc:  # Python < 3.11
-        raise ImportError("reading TOML configs needs Python >= 3.11") from exc
-    path = Path(path)
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f), path.resolve().parent, str(path)
-    except FileNotFoundError:
-        raise ConfigError(f"config file {path} does not exist.") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc}).") from None
-
-
-def _address(value):
-    host, sep, port = value.rpartition(":")
-    return bool(sep and host and port.isdigit() and int(port) < 65536)
-
-
-def _positive(v):
-    return math.isfinite(v) and v > 0
-
-
 def _tls(reader, base):
-    tls = reader.sub("tls")
+    from skdp.vertical.federated._tls import TLSMaterialError
+
+    tls = reader.sub("tls", keys=TLS_KEYS)
     out = TLSConfig(
         tls.path("ca_cert", base), tls.path("cert", base), tls.path("key", base)
     )
     tls.done()
+    try:
+        out.read()
+    except TLSMaterialError as exc:
+        tls._fail(exc.key, str(exc), str(getattr(out, exc.key)))
     return out
 
 
 def _timeouts(reader):
-    t = reader.sub("timeouts", required=False)
+    t = reader.sub("timeouts", required=False, keys=TIMEOUT_KEYS)
     kw = {
-        k: t.get(k, float, getattr(Timeouts, k), _positive, "a positive number")
+        k: t.get(k, float, getattr(Timeouts, k), is_positive, "a positive number")
         for k in ("call", "startup", "protocol", "heartbeat")
     }
     t.done()
     return Timeouts(**kw)
-
-
-def _strings(reader, key, allowed, default):
-    values = reader.get(key, list, default=list(default))
-    for v in values:
-        if v not in allowed:
-            reader._fail(key, f"must list values from {list(allowed)}", values)
-    return tuple(values)
-
-
-def _bound(reader, key, value):
-    ok = (
-        isinstance(value, list)
-        and len(value) == 2
-        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
-        and math.isfinite(value[0])
-        and math.isfinite(value[1])
-        and value[0] < value[1]
-    )
-    if not ok:
-        reader._fail(key, "must be [lower, upper] with finite lower < upper", value)
-    return (float(value[0]), float(value[1]))
 
 
 def load_party_config(path):
@@ -363,9 +320,10 @@ def load_party_config(path):
     Examples
     --------
     >>> import pathlib, tempfile
+    >>> from skdp.vertical.federated._certs import init_ca, issue
     >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> for f in ["ca.pem", "bank.pem", "bank.key", "bank.csv"]:
-    ...     _ = (d / f).write_text("")
+    >>> _ = init_ca(d), issue(d, "bank")  # ca.pem, bank.pem, bank.key
+    >>> _ = (d / "bank.csv").write_text("")
     >>> _ = (d / "party.toml").write_text('''
     ... name = "bank"
     ... listen = "0.0.0.0:7001"
@@ -387,28 +345,32 @@ def load_party_config(path):
     >>> load_party_config(d / "party.toml").policy.max_epsilon
     1.0
     """
-    table, base, source = _load_toml(path)
+    table, base, source = load_toml(path)
     return party_config_from_dict(table, base, source)
 
 
 def party_config_from_dict(table, base=Path("."), source="<dict>"):
-    r = _Reader(table, source)
+    r = Reader(table, source, keys=PARTY_KEYS)
     name = r.get("name", str)
-    listen = r.get("listen", str, check=_address, expected="'host:port'")
+    listen = r.get("listen", str, check=is_address, expected="'host:port'")
     server = r.get("server", str, default="server")
-    output = r.path("output", base, default=None, must_exist=False)
+    output = r.output("output", base, [""], default=None)
     max_mb = r.get("max_message_mb", int, 1024, lambda v: 0 < v < 2048, "in 1..2047")
     peers_r = r.sub("peers")
     peers = {}
     for peer in list(peers_r.table):
-        peers[peer] = peers_r.get(peer, str, check=_address, expected="'host:port'")
+        peers[peer] = peers_r.get(peer, str, check=is_address, expected="'host:port'")
     peers_r.done()
     if server not in peers:
-        r._fail("peers", f"must give the address of the server {server!r}", peers)
+        r._fail(
+            "peers",
+            f"must give the address of the server {server!r}" + suggest(server, peers),
+            peers,
+        )
     if name in peers:
         r._fail("peers", "must not list this party itself", name)
     tls = _tls(r, base)
-    data = r.sub("data")
+    data = r.sub("data", keys=DATA_KEYS)
     data_path = data.path("path", base)
     if data_path.suffix.lower() not in (".csv", ".parquet", ".pq"):
         data._fail("path", "must be a .csv or .parquet file", str(data_path))
@@ -423,7 +385,7 @@ def party_config_from_dict(table, base=Path("."), source="<dict>"):
     label = data.get("label", str, default=None)
     label_bounds = None
     if "label_bounds" in data.table:
-        label_bounds = _bound(data, "label_bounds", data.get("label_bounds", list))
+        label_bounds = read_bound(data, "label_bounds", data.get("label_bounds", list))
     if label is None and label_bounds is not None:
         data._fail("label_bounds", "is only for the label party (set data.label)")
     classes = data.get("classes", list, None, _class_labels, _CLASSES_EXPECTED)
@@ -432,16 +394,19 @@ def party_config_from_dict(table, base=Path("."), source="<dict>"):
     if id_column in features or (label is not None and label in features + [id_column]):
         data._fail("features", "must not contain the id or label column", features)
     data.done()
-    dom = r.sub("domain")
+    dom = r.sub("domain", keys=DOMAIN_KEYS)
     bounds = {}
     if "bounds" in dom.table:
         b = dom.sub("bounds")
         for col in list(b.table):
             if col not in features:
-                b._fail(col, f"is not one of data.features {features}")
-            bounds[col] = _bound(b, col, b.get(col, list))
+                b._fail(
+                    col,
+                    f"is not one of data.features {features}" + suggest(col, features),
+                )
+            bounds[col] = read_bound(b, col, b.get(col, list))
         b.done()
-    data_norm = dom.get("data_norm", float, None, _positive, "a positive number")
+    data_norm = dom.get("data_norm", float, None, is_positive, "a positive number")
     dom.done()
     missing = [f for f in features if f not in bounds]
     if data_norm is None and missing:
@@ -450,14 +415,16 @@ def party_config_from_dict(table, base=Path("."), source="<dict>"):
             "must bound every feature (domain.bounds) or the row norm "
             f"(domain.data_norm); unbounded: {missing}",
         )
-    pol = r.sub("policy")
+    pol = r.sub("policy", keys=POLICY_KEYS)
     policy = Policy(
-        max_epsilon=pol.get("max_epsilon", float, check=_positive, expected="> 0"),
+        max_epsilon=pol.get("max_epsilon", float, check=is_positive, expected="> 0"),
         max_delta=pol.get("max_delta", float, 0.0, lambda v: 0 <= v < 1, "in [0, 1)"),
-        backends=_strings(pol, "backends", BACKENDS, ("bfv",)),
-        objectives=_strings(pol, "objectives", POLICY_OBJECTIVES, POLICY_OBJECTIVES),
+        backends=read_strings(pol, "backends", BACKENDS, ("bfv",)),
+        objectives=read_strings(
+            pol, "objectives", POLICY_OBJECTIVES, POLICY_OBJECTIVES
+        ),
         min_samples=pol.get("min_samples", int, 1, lambda v: v >= 1, ">= 1"),
-        noise_generation=_strings(
+        noise_generation=read_strings(
             pol, "noise_generation", NOISE_GENERATION, ("threshold", "distributed")
         ),
     )
@@ -492,15 +459,15 @@ def load_server_config(path):
     Raises :class:`ConfigError` naming the file and the key (see
     :func:`load_party_config` for an example).
     """
-    table, base, source = _load_toml(path)
+    table, base, source = load_toml(path)
     return server_config_from_dict(table, base, source)
 
 
 def server_config_from_dict(table, base=Path("."), source="<dict>"):
-    r = _Reader(table, source)
+    r = Reader(table, source, keys=SERVER_KEYS)
     name = r.get("name", str, default="server")
-    listen = r.get("listen", str, check=_address, expected="'host:port'")
-    output = r.path("output", base, must_exist=False)
+    listen = r.get("listen", str, check=is_address, expected="'host:port'")
+    output = r.output("output", base, [".npz", ".json"])
     max_mb = r.get("max_message_mb", int, 1024, lambda v: 0 < v < 2048, "in 1..2047")
     tls = _tls(r, base)
     raw = r.get("parties", list, check=lambda v: len(v) >= 1, expected="non-empty")
@@ -508,10 +475,10 @@ def server_config_from_dict(table, base=Path("."), source="<dict>"):
     for i, entry in enumerate(raw):
         if not isinstance(entry, dict):
             r._fail(f"parties[{i}]", "must be a table", entry)
-        p = _Reader(entry, source, f"parties[{i}].")
+        p = Reader(entry, source, f"parties[{i}].", PARTY_ENTRY_KEYS)
         spec = PartySpec(
             p.get("name", str),
-            p.get("address", str, check=_address, expected="'host:port'"),
+            p.get("address", str, check=is_address, expected="'host:port'"),
         )
         if p.get("label", bool, False):
             label.append(spec.name)
@@ -522,7 +489,7 @@ def server_config_from_dict(table, base=Path("."), source="<dict>"):
         r._fail("parties", "must have distinct names, other than the server's", names)
     if len(label) != 1:
         r._fail("parties", "must mark exactly one party with label = true", label)
-    m = r.sub("model")
+    m = r.sub("model", keys=MODEL_KEYS)
     objective = m.get(
         "objective", str, check=lambda v: v in OBJECTIVES, expected=str(OBJECTIVES)
     )
@@ -530,7 +497,7 @@ def server_config_from_dict(table, base=Path("."), source="<dict>"):
         "budget", str, "top-down", lambda v: v in ("top-down", "bottom-up"),
         "'top-down' or 'bottom-up'",
     )  # fmt: skip
-    epsilon = m.get("epsilon", float, 1.0, _positive, "> 0")
+    epsilon = m.get("epsilon", float, 1.0, is_positive, "> 0")
     delta = m.get("delta", float, 0.0, lambda v: 0 <= v < 1, "in [0, 1)")
     party_eps = m.get("party_epsilon", list, None)
     pair_eps = m.get("pairwise_epsilon", list, None)
@@ -538,15 +505,23 @@ def server_config_from_dict(table, base=Path("."), source="<dict>"):
         m._fail(
             "budget", "'bottom-up' needs model.party_epsilon and model.pairwise_epsilon"
         )
-    if party_eps is not None and len(party_eps) != len(parties):
-        m._fail("party_epsilon", f"must have one entry per party ({len(parties)})")
+    if party_eps is not None and (
+        len(party_eps) != len(parties) or not all(map(is_number, party_eps))
+    ):
+        m._fail("party_epsilon", f"must hold one number per party ({len(parties)})")
     if pair_eps is not None and (
         len(pair_eps) != len(parties)
         or not all(
-            isinstance(row, list) and len(row) == len(parties) for row in pair_eps
+            isinstance(row, list)
+            and len(row) == len(parties)
+            and all(map(is_number, row))
+            for row in pair_eps
         )
     ):
-        m._fail("pairwise_epsilon", f"must be a {len(parties)} x {len(parties)} matrix")
+        m._fail(
+            "pairwise_epsilon",
+            f"must be a {len(parties)} x {len(parties)} matrix of numbers",
+        )
     classes = m.get("classes", list, None, _class_labels, _CLASSES_EXPECTED)
     if classes is not None and objective != "logistic":
         m._fail("classes", "is only for objective = 'logistic'", classes)
@@ -586,7 +561,7 @@ def server_config_from_dict(table, base=Path("."), source="<dict>"):
             "linear_weight",
             (str, float),
             "auto",
-            lambda v: v == "auto" or (isinstance(v, float) and _positive(v)),
+            lambda v: v == "auto" or (isinstance(v, float) and is_positive(v)),
             "'auto' or a positive number",
         ),  # fmt: skip
         postprocessing=m.get("postprocessing", str, "ridge"),
@@ -599,4 +574,45 @@ def server_config_from_dict(table, base=Path("."), source="<dict>"):
     )
     m.done()
     r.done()
+    _check_model(m, config)
     return config
+
+
+def _check_model(m, config):
+    """``[model]`` within the estimator's own parameter constraints, and its
+    budgets consistent (the checks the server's role would make too late)."""
+    from skdp.vertical import VerticalFMClassifier, VerticalFMRegressor
+    from skdp.vertical._plan import check_public_parameters
+    from skdp.vertical.federated._model import estimator_param_problem
+
+    cls = VerticalFMRegressor if config.objective == "linear" else VerticalFMClassifier
+    keys = {"secure_backend": "backend"}  # estimator parameter -> config key
+    params = {
+        "epsilon": config.epsilon,
+        "delta": config.delta,
+        "mechanism": config.mechanism,
+        "budget": config.budget,
+        "secure_backend": config.backend,
+        "noise_generation": config.noise_generation,
+        "fit_intercept": config.fit_intercept,
+        "linear_weight": config.linear_weight,
+        "postprocessing": config.postprocessing,
+        "random_state": config.random_state,
+    }
+    problem = estimator_param_problem(cls, params)
+    if problem is not None:
+        m._fail(keys.get(problem[0], problem[0]), problem[1])
+    try:
+        check_public_parameters(
+            budget=config.budget,
+            mechanism=config.mechanism,
+            noise_generation=config.noise_generation,
+            party_epsilon=config.party_epsilon,
+            pairwise_epsilon=config.pairwise_epsilon,
+            n_parties=len(config.parties),
+        )
+    except ValueError as exc:
+        raise ConfigError(
+            f"{config.source}: keys 'model.budget', 'model.mechanism', "
+            f"'model.party_epsilon', 'model.pairwise_epsilon': {exc}"
+        ) from None

@@ -4,16 +4,27 @@ A :class:`Node` delivers messages between named participants over
 :mod:`~skdp.vertical.federated._transport` and turns every failure into one
 :class:`FederatedError` whose message names the cause:
 
-- startup: every peer must answer within ``timeouts.startup`` (a TLS failure, a
-  wrong CA or a wrong name fails at once, with gRPC's reason);
-- every call has a deadline (``timeouts.call`` plus one second per 5 MB);
+- startup: every peer must answer within ``timeouts.startup``; before its first
+  ping, each peer's certificate is checked for its expected DNS name
+  (:func:`~._tls.check_peer_name`). A TLS failure, a wrong CA or a wrong name
+  fails at once with the reason, and so does a peer that answers that the run
+  was aborted (with the peer's cause);
+- every call has a deadline (``timeouts.call`` plus one second per 5 MB) and a
+  watchdog: a send is cancelled as soon as the run is aborted or past the
+  protocol deadline, and a connection whose peer stops acknowledging keepalive
+  pings for ``timeouts.call`` seconds fails its calls (a frozen peer);
 - liveness: a background thread pings the peers it watches every
   ``timeouts.heartbeat`` seconds; a peer that stops answering fails the run;
 - an ``"abort"`` message from any peer fails the run with the peer's cause;
 - the whole run is bounded by ``timeouts.protocol``.
 
-On failure the node sends an abort (with the cause) to every peer it knows and
-stops its endpoint; nothing is released.
+On failure the node answers every further call with the cause (``ABORTED``),
+sends an abort (with the cause) to every peer it knows, and stops its endpoint;
+nothing is released. A failure *before every peer has answered* (a bad data
+file, a refused certificate) keeps the endpoint up and retries the peers not yet
+told until ``timeouts.startup`` (counted from the node's start) has passed, so
+that a peer started later learns the cause at its first contact instead of
+waiting out ``startup``.
 
 Messages on the wire carry *role* names (``"server"``, ``"party 0"``, ...) or
 participant names; ``hosts`` maps each to the participant (certificate name) that
@@ -22,28 +33,42 @@ caller's certificate.
 """
 
 import queue
+import ssl
+import sys
 import threading
 import time
 from collections import deque
 
 from skdp.vertical._messages import ABORT, Message, ProtocolError
+from skdp.vertical.federated._tls import check_peer_name
 from skdp.vertical.federated._transport import Endpoint, Peer, TransportError
 
 __all__ = ["FederatedError", "Node"]
 
 CONTROL = "runtime"  # step of runtime messages: done, released
-_FATAL_TLS = (
-    "handshake",
-    "hostname verification",
-    "certificate",
-    "permission_denied",
-    "ssl",
-    "tls",
-)
+# a ping answered with one of these fails the startup at once; anything else
+# (a peer not up yet, a slow handshake on a loaded machine) is retried: TLS
+# problems were found by the handshake check before the first ping
+_FATAL_CODES = ("PERMISSION_DENIED", "ABORTED", "INVALID_ARGUMENT")
+#: Seconds the aborts may take to reach the peers, all together (an abort is
+#: small: a live peer acknowledges it at once; a frozen one never does, and
+#: must not hold the others up).
+ABORT_SECONDS = 2.0
+#: Seconds a failed heartbeat waits for the peer's own abort message (so that a
+#: peer that aborted and exited is reported with its cause, not as lost).
+ABORT_GRACE = 1.0
 
 
 class FederatedError(ProtocolError):
-    """The federated run failed or was aborted; nothing was released."""
+    """The federated run failed or was aborted; nothing was released.
+
+    ``public`` (optional): the text the peers receive when it differs from the
+    message (which may name this participant's own files, see :mod:`._errors`).
+    """
+
+    def __init__(self, message, public=None):
+        super().__init__(message)
+        self.public = public
 
 
 class Node:
@@ -56,15 +81,21 @@ class Node:
     listen : str
     peers : dict
         ``{participant name: address}``.
-    pem : tuple of bytes
-        ``(ca, cert, key)``.
+    tls : TLSConfig
+        Paths of the CA certificate, this participant's certificate and key.
     timeouts : Timeouts
     max_message_bytes : int
+
+    Raises
+    ------
+    ListenError
+        The listen address cannot be bound.
     """
 
-    def __init__(self, name, listen, peers, pem, timeouts, max_message_bytes):
+    def __init__(self, name, listen, peers, tls, timeouts, max_message_bytes):
         self.name = name
         self.timeouts = timeouts
+        self.tls = tls
         self.hosts = {name: name, **{p: p for p in peers}}  # sender -> participant
         self._inbox = queue.Queue()
         self._pending = deque()
@@ -72,10 +103,16 @@ class Node:
         self._stopped = threading.Event()
         self._watched = set()
         self._lock = threading.Lock()
+        self.reached = set()  # peers that answered a ping
+        self.unreachable = set()  # peers whose TLS handshake check failed
         self.bytes_received = 0
         self.messages_received = 0
-        self.deadline = time.monotonic() + timeouts.protocol
-        ca, cert, key = pem
+        started = time.monotonic()
+        self.deadline = started + timeouts.protocol
+        self.startup_deadline = started + timeouts.startup
+        ca, cert, key = tls.read()
+        self._ca = ca
+        keepalive = (timeouts.heartbeat, timeouts.call)
         self.endpoint = Endpoint(
             name,
             listen,
@@ -86,9 +123,22 @@ class Node:
             self._on_message,
             max_message_bytes,
             is_local=lambda receiver: self.hosts.get(receiver) == self.name,
+            admits=self._admits,
+            keepalive=keepalive,
+            max_workers=max(8, 2 * len(peers) + 4),
         )
         self.peers = {
-            p: Peer(name, p, addr, ca, cert, key, timeouts.call, max_message_bytes)
+            p: Peer(
+                name,
+                p,
+                addr,
+                ca,
+                cert,
+                key,
+                timeouts.call,
+                max_message_bytes,
+                keepalive=keepalive,
+            )
             for p, addr in peers.items()
         }
         self.endpoint.start()
@@ -97,6 +147,10 @@ class Node:
     def _authorized(self, sender, cert_names):
         host = self.hosts.get(sender)
         return host is not None and host in cert_names and host != self.name
+
+    def _admits(self, cert_names):
+        expected = set(self.hosts.values()) - {self.name}
+        return not expected.isdisjoint(cert_names)
 
     def _on_message(self, message, nbytes):
         with self._lock:
@@ -138,6 +192,15 @@ class Node:
                 return message
             self._pending.append(message)
 
+    def _stop_reason(self):
+        """Why a call in flight must stop now (an abort, the deadline), or None."""
+        if self._abort is not None:
+            sender, cause = self._abort
+            return f"{sender} aborted the run: {cause}"
+        if time.monotonic() > self.deadline:
+            return f"the run exceeded timeouts.protocol ({self.timeouts.protocol:g} s)"
+        return None
+
     def check(self):
         """Raise if a peer aborted or the liveness thread found a failure."""
         if self._abort is not None:
@@ -156,26 +219,76 @@ class Node:
             )
         peer = self.peers[to]
         try:
-            return peer.send(message)
+            return peer.send(message, stop=self._stop_reason)
         except (TransportError, ValueError) as exc:
+            self.check()  # an abort that stopped the send is the cause
             raise FederatedError(f"{self.name}: {exc}") from None
 
     # ---------------------------------------------------------- startup / liveness
+    def _check_name(self, p, refusals):
+        """The peer's certificate names ``p`` as a DNS SAN (one TLS handshake);
+        False while it does not accept connections yet. ``refusals[p]`` counts
+        handshakes the peer ended: three in a row mean it refuses this
+        participant's certificate (once may be a peer shutting down)."""
+        peer = self.peers[p]
+        try:
+            check_peer_name(
+                peer.address,
+                p,
+                self._ca,
+                self.tls.cert,
+                self.tls.key,
+                # generous: a handshake on a loaded machine can take seconds
+                timeout=min(15.0, self.timeouts.call),
+            )
+        except ssl.SSLCertVerificationError as exc:
+            self.unreachable.add(p)  # no abort can reach it either
+            raise FederatedError(
+                f"{self.name}: cannot authenticate {p} at {peer.address}: "
+                f"{exc.verify_message} (its certificate must come from this "
+                f"participant's CA and carry {p!r} as a DNS subject alternative "
+                "name; the subject CN does not count)"
+            ) from None
+        except ssl.SSLError as exc:
+            refusals[p] = refusals.get(p, 0) + 1
+            if refusals[p] < 3:
+                return False
+            self.unreachable.add(p)
+            raise FederatedError(
+                f"{self.name}: {p} at {peer.address} ended the TLS handshake "
+                f"({exc.reason}): it does not accept this participant's "
+                "certificate (issued by another CA, expired, not yet valid, or "
+                "without the name as a DNS subject alternative name)"
+            ) from None
+        except OSError:
+            return False
+        refusals.pop(p, None)
+        return True
+
     def wait_for_peers(self, names=None):
         """Block until every peer in ``names`` answers a ping (pinned TLS)."""
         names = list(self.peers if names is None else names)
         limit = time.monotonic() + self.timeouts.startup
         waiting = set(names)
+        checked, refusals = set(), {}
         last = {}
         while waiting:
             self.check()
             for p in sorted(waiting):
+                if p not in checked:
+                    if not self._check_name(p, refusals):
+                        last[p] = "not accepting connections"
+                        continue
+                    checked.add(p)
                 try:
                     answer = self.peers[p].ping(timeout=min(5.0, self.timeouts.call))
                 except TransportError as exc:
                     text = str(exc)
                     last[p] = text
-                    if any(w in text.lower() for w in _FATAL_TLS):
+                    if exc.code == "ABORTED":  # relayed like an abort message
+                        self._abort = (p, exc.detail)
+                        self.check()
+                    if exc.code in _FATAL_CODES:
                         raise FederatedError(
                             f"{self.name}: cannot authenticate {p}: {text}"
                         ) from None
@@ -185,6 +298,7 @@ class Node:
                         f"{self.name}: {p} answered as {answer!r}; refusing."
                     )
                 waiting.discard(p)
+                self.reached.add(p)
             if waiting and time.monotonic() > limit:
                 raise FederatedError(
                     f"{self.name}: no answer within {self.timeouts.startup:g} s from "
@@ -213,7 +327,7 @@ class Node:
                     # a peer that aborted tells everyone why before it exits: give
                     # its abort message a moment to arrive, so the run fails with
                     # the real cause rather than with "lost contact"
-                    if self._stopped.wait(min(2.0, self.timeouts.call)):
+                    if self._stopped.wait(min(ABORT_GRACE, self.timeouts.call)):
                         return
                     if p in self._watched and self._abort is None:
                         self._abort = (self.name, f"lost contact with {p}: {exc}")
@@ -221,32 +335,73 @@ class Node:
                     return
 
     # ---------------------------------------------------------- shutdown
-    def abort_all(self, cause):
-        """Tell every peer the run is aborted (best effort, in parallel)."""
-        origin = self._abort[0] if self._abort else None
+    def _tell(self, peers, cause):
+        """Send the abort to ``peers`` in parallel; the set of those reached."""
+        told = set()
         threads = []
-        for p, peer in self.peers.items():
-            if p == origin:
-                continue
+        for p in peers:
             msg = Message(ABORT, self.name, p, "abort", {"cause": str(cause)})
 
-            def send(peer=peer, msg=msg):
+            def send(p=p, msg=msg):
                 try:
-                    peer.send(msg, timeout=3.0)
+                    self.peers[p].send(msg, timeout=ABORT_SECONDS)
+                    told.add(p)
+                except TransportError as exc:
+                    if exc.code == "ABORTED":  # it has failed already: it knows
+                        told.add(p)
                 except Exception:  # a dead peer cannot be told
                     pass
 
             t = threading.Thread(target=send, daemon=True)
             t.start()
             threads.append(t)
+        limit = time.monotonic() + ABORT_SECONDS
         for t in threads:
-            t.join(4.0)
+            t.join(max(0.0, limit - time.monotonic()))
+        return set(told)
+
+    def abort_all(self, cause, log=None):
+        """Tell every peer the run is aborted, with ``cause`` (public text).
+
+        From now on the endpoint answers every call with ``ABORTED: cause``.
+        When the failure started here (not an abort relayed from a peer), peers
+        that never answered a ping (the failure came during startup) are
+        retried until ``timeouts.startup`` has passed, the endpoint staying up
+        meanwhile; ``log(line)`` (default: stderr) says so once. A relaying
+        participant tries once: the origin, which knows every participant,
+        keeps telling the late ones.
+        """
+        self.endpoint.failure = str(cause)
+        origin = self._abort[0] if self._abort else None
+        pending = set(self.peers) - {origin}
+        pending -= self._tell(pending, cause)
+        late = pending - self.reached - self.unreachable
+        relayed = origin is not None and origin != self.name
+        if relayed or not late or time.monotonic() >= self.startup_deadline:
+            return
+        left = self.startup_deadline - time.monotonic()
+        log = log or (lambda line: print(line, file=sys.stderr, flush=True))
+        log(
+            f"{self.name}: run aborted ({cause}); staying reachable up to "
+            f"{left:.0f} s to tell {', '.join(sorted(late))} (not reached yet)"
+        )
+        while late and time.monotonic() < self.startup_deadline:
+            if self._stopped.wait(0.5):
+                return
+            late -= self.endpoint.failure_seen_by  # answered ABORTED meanwhile
+            late -= self._tell(late, cause)
 
     def close(self):
+        """Stop the endpoint and the channels, in about a second at most (a
+        call stuck on a frozen peer can hold a channel's close much longer:
+        the channels close in the background)."""
         self._stopped.set()
-        self.endpoint.stop(grace=0.5)
-        for peer in self.peers.values():
-            peer.close()
+        closing = threading.Thread(
+            target=lambda: [peer.close() for peer in self.peers.values()], daemon=True
+        )
+        closing.start()
+        self.endpoint.stop(grace=0.2, wait=0.8)
+        closing.join(0.2)
 
     def traffic(self):
         """``{"sent": bytes, "received": bytes, "messages_sent", ...}``."""

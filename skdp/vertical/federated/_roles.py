@@ -22,6 +22,8 @@ import math
 import numpy as np
 
 from skdp.vertical.federated._config import PolicyError, effective_objective
+from skdp.vertical.federated._errors import DataError
+from skdp.vertical.federated._node import FederatedError
 
 __all__ = [
     "check_label_request",
@@ -63,23 +65,25 @@ def _classes(config, data, warn=True):
         classes = np.unique(np.asarray(config.classes))
         y = _comparable(data.y, classes)
         if y.dtype.kind != classes.dtype.kind or not np.isin(y, classes).all():
-            raise ValueError(
+            text = (
                 f"{config.name}: the label column {config.label!r} holds labels "
                 f"that are not in data.classes {classes.tolist()} (values not "
                 "shown: this message reaches every participant); declare every "
                 "class in data.classes."
             )
+            raise DataError(text, text)
         return classes
     from skdp.utils.privacy_warnings import warn_privacy_leak
 
     classes = np.unique(data.y)
     if classes.size != 2:
-        raise ValueError(
+        text = (
             f"{config.name}: data.classes is not declared and the label column "
             f"{config.label!r} does not hold exactly 2 classes; declare "
             "data.classes (more than two run the multinomial objective and must "
             "be declared: classes are never taken from the data)."
         )
+        raise DataError(text, text)
     if warn:
         warn_privacy_leak(
             f"{config.name}: data.classes was not declared, so the two labels are "
@@ -249,12 +253,12 @@ def server_roles(config, accepted):
         sent = accepted[config.label_party].get("classes")
         declared = config.classes
         if declared is not None and not _same_classes(sent, list(declared)):
-            raise ValueError(
+            raise FederatedError(
                 f"{config.label_party} accepted with classes {sent}, not the "
                 f"declared model.classes {list(declared)}."
             )
         if declared is None and not (_same_classes(sent, sent) and len(sent) == 2):
-            raise ValueError(
+            raise FederatedError(
                 f"{config.label_party} accepted with classes {sent}, but the "
                 "request is binary (the server config declares no model.classes)."
             )

@@ -19,6 +19,11 @@ A run has four phases (every message over mutually authenticated TLS, see
    then does the server write the model (``output.npz`` + ``output.json``) and
    tell the parties, which then exit. Any failure before that: nothing is
    written, every participant is told to abort and exits non-zero.
+
+Before phase 1 each participant binds its listen address (a port in use is a
+:class:`~._config.ConfigError`) and checks that its own certificate is valid
+for its name under its CA (:func:`~._tls.check_own_certificate`). What a
+failure says to whom follows one rule (:mod:`~._errors`).
 """
 
 import json
@@ -37,11 +42,13 @@ from skdp.vertical._messages import Message, party_name
 from skdp.vertical.federated._alignment import STEP as ALIGN
 from skdp.vertical.federated._alignment import AlignmentError, PairwiseAlignment
 from skdp.vertical.federated._config import (
+    ConfigError,
     PolicyError,
     load_party_config,
     load_server_config,
 )
 from skdp.vertical.federated._data import convert_labels, read_party_data
+from skdp.vertical.federated._errors import DataError, public_cause
 from skdp.vertical.federated._model import save_model
 from skdp.vertical.federated._node import CONTROL, FederatedError, Node
 from skdp.vertical.federated._roles import (
@@ -51,6 +58,8 @@ from skdp.vertical.federated._roles import (
     party_role,
     server_roles,
 )
+from skdp.vertical.federated._tls import check_own_certificate
+from skdp.vertical.federated._transport import ListenError
 
 __all__ = ["FederatedError", "run_party", "run_server"]
 
@@ -60,25 +69,54 @@ _RUNTIME_STEPS = (SESSION, CONTROL, ALIGN)
 
 @contextmanager
 def _aborting_on_failure(node, name):
-    """Any failure tells every peer to abort and leaves as one FederatedError."""
+    """Any failure tells every peer to abort (with the cause's public text, see
+    :mod:`._errors`) and leaves as one FederatedError (with the local text)."""
     try:
         yield
     except BaseException as exc:
-        cause = _cause(exc)
-        node.abort_all(cause)
+        node.abort_all(public_cause(exc))
         if isinstance(exc, FederatedError):
             raise
-        raise FederatedError(f"{name}: {cause}") from exc
+        raise FederatedError(f"{name}: {_cause(exc)}") from exc
     finally:
         node.close()
 
 
 def _cause(exc):
-    if isinstance(exc, FederatedError | AlignmentError | PolicyError):
+    """The text of ``exc`` for this participant's own output."""
+    if isinstance(exc, FederatedError | AlignmentError | PolicyError | DataError):
         return str(exc)
     if isinstance(exc, KeyboardInterrupt | SystemExit):
         return f"interrupted ({type(exc).__name__})"
     return f"{type(exc).__name__}: {exc}"
+
+
+def _start_node(config, peers):
+    """This participant's node; a listen address it cannot bind is a config
+    error (exit status 2), found before any protocol step."""
+    try:
+        return Node(
+            config.name,
+            config.listen,
+            peers,
+            config.tls,
+            config.timeouts,
+            config.max_message_bytes,
+        )
+    except ListenError as exc:
+        raise ConfigError(f"{config.source}: key 'listen': {exc}") from None
+
+
+def _check_certificate(config):
+    problem = check_own_certificate(
+        config.name, config.tls.ca_cert, config.tls.cert, config.tls.key
+    )
+    if problem is not None:
+        raise FederatedError(
+            f"{config.name}: {problem} (tls.cert {config.tls.cert}, tls.ca_cert "
+            f"{config.tls.ca_cert}); no peer will accept it",
+            public=f"{config.name}: {problem}",
+        )
 
 
 class _Clock:
@@ -129,17 +167,6 @@ def drive_remote(node, roles, verbose=0):
 
 
 # ====================================================================== party
-def _party_node(config):
-    return Node(
-        config.name,
-        config.listen,
-        config.peers,
-        config.tls.read(),
-        config.timeouts,
-        config.max_message_bytes,
-    )
-
-
 def _check_request(config, request, data):
     """The request's parties and roles must match this party's config."""
     parties = request.get("parties")
@@ -213,9 +240,10 @@ def run_party(config, *, make_role=None, started=None, verbose=0):
     if not hasattr(config, "peers"):
         config = load_party_config(config)
     make_role = make_role or party_role
-    node = _party_node(config)
+    node = _start_node(config, config.peers)
     clock = _Clock(started)
     with _aborting_on_failure(node, config.name):
+        _check_certificate(config)
         # a bad data file fails the run like anything else (peers are told)
         data = read_party_data(
             config.data_path, config.id_column, config.features, config.label, "raw"
@@ -232,9 +260,8 @@ def run_party(config, *, make_role=None, started=None, verbose=0):
         node.hosts.update(request["roles"])
         if config.label is not None:
             kind = "number" if request.get("objective") == "linear" else "class"
-            data = replace(
-                data, y=convert_labels(config.data_path, config.label, data.y, kind)
-            )
+            y = convert_labels(config.data_path, config.label, data.y, kind, data.rows)
+            data = replace(data, y=y)
         own_eps = None
         if request.get("budget") == "bottom-up" and request.get("party_epsilon"):
             own_eps = request["party_epsilon"][index]
@@ -350,15 +377,9 @@ def run_server(config, *, make_roles=None, make_model=None, started=None, verbos
     make_model = make_model or model_file
     peers = {p.name: p.address for p in config.parties}
     clock = _Clock(started)
-    node = Node(
-        config.name,
-        config.listen,
-        peers,
-        config.tls.read(),
-        config.timeouts,
-        config.max_message_bytes,
-    )
+    node = _start_node(config, peers)
     with _aborting_on_failure(node, config.name):
+        _check_certificate(config)
         node.wait_for_peers()
         clock("connect")
         node.watch(peers)

@@ -1,58 +1,142 @@
 """gRPC with mutual TLS between named participants.
 
-Every participant runs one gRPC server (its *endpoint*) with two unary methods on
-raw bytes (generic handlers, no generated code):
+Every participant runs one gRPC server (its *endpoint*) with two methods on raw
+bytes (generic handlers, no generated code):
 
-``/skdp.Federated/Deliver``
-    an encoded message (:mod:`skdp.vertical.federated._wire`), answered with an
-    empty acknowledgement once it is queued;
+``/skdp.Federated/Deliver`` (client streaming)
+    an encoded message (:mod:`skdp.vertical.federated._wire`) in chunks of at
+    most :data:`CHUNK_BYTES`, answered with an empty acknowledgement once it is
+    queued;
 ``/skdp.Federated/Ping``
-    liveness, answered with the endpoint's name.
+    liveness: the caller's name in, the endpoint's name out.
 
-**Pinning.** Both directions authenticate with certificates of the configured CA
-(``grpc.ssl_server_credentials(..., require_client_auth=True)`` and
-``grpc.ssl_channel_credentials(ca, key, cert)``). A client checks the server's
-name through gRPC's host-name verification, pointed at the peer's *expected name*
-with the ``grpc.ssl_target_name_override`` channel option (the address may be an
-IP; the certificate must carry the name as a DNS SAN). A server checks the
-client's name from the authenticated TLS session (``context.auth_context()``):
-the caller's certificate must name the message's sender, and the sender must be a
-configured peer; otherwise the call is refused with ``PERMISSION_DENIED``. A
-certificate from another CA fails the TLS handshake in both directions.
+**Names are DNS SANs.** Both directions authenticate with certificates of the
+configured CA (``grpc.ssl_server_credentials(..., require_client_auth=True)``
+and ``grpc.ssl_channel_credentials(ca, key, cert)``). A server takes the caller's
+names from the DNS subject-alternative names of its verified certificate
+(``peer_dns`` in gRPC's auth context); the subject CN is never a name. A client
+points gRPC's host-name check at the peer's *expected name* with
+``grpc.ssl_target_name_override``; :func:`~._tls.check_peer_name` makes the same
+check at startup without gRPC's CN fallback (see :mod:`._tls`). A certificate
+from another CA fails the TLS handshake in both directions.
 
-Every call has a deadline; the message size limits are raised to fit BFV
-ciphertexts (``max_message_bytes``, default 1 GiB).
+**Authentication before buffering.** gRPC reads a whole message before a
+handler runs, so no message may be large: the endpoint accepts messages of at
+most :data:`CHUNK_BYTES` (``grpc.max_receive_message_length``), and a
+protocol message travels as a stream of such chunks. The ``Deliver`` handler
+runs when the call starts, before any chunk is read, and refuses
+(``PERMISSION_DENIED``) a caller whose certificate names no expected participant:
+such a caller makes the endpoint hold at most one chunk plus gRPC's flow-control
+window. An expected participant may have at most ``max_message_bytes`` in flight
+(``RESOURCE_EXHAUSTED`` beyond); once a frame is complete, its sender must be a
+name the caller's certificate carries (``authorize``). ``Ping`` requests are at
+most :data:`MAX_PING_BYTES`.
+
+**Liveness.** Channels and the server send HTTP/2 keepalive pings every
+``keepalive[0]`` seconds, with or without calls in flight, and close a connection
+whose peer has not acknowledged one within ``keepalive[1]`` seconds: a frozen
+peer (SIGSTOP, a hung VM, a half-open link) fails every call on that connection
+with ``UNAVAILABLE``, even a send blocked in flow control, which a deadline alone
+does not end. As a second guard, every call is waited for in slices
+(:meth:`Peer.send`): it is cancelled once its deadline has passed by
+:data:`WATCHDOG_GRACE` seconds or as soon as ``stop()`` gives a reason.
+
+**One listener per port.** The endpoint turns gRPC's ``SO_REUSEPORT`` off
+(``grpc.so_reuseport = 0``), so a second process cannot bind the same port and
+share its calls; a failed bind raises :class:`ListenError` naming the address.
 """
 
+import errno
 import queue
+import socket
 import threading
+import time
 from concurrent import futures
 
+from skdp.vertical.federated._tls import dns_names
 from skdp.vertical.federated._wire import decode_message, encode_message
 
-__all__ = ["Endpoint", "Peer", "TransportError"]
+__all__ = [
+    "CHUNK_BYTES",
+    "Endpoint",
+    "ListenError",
+    "Peer",
+    "TransportError",
+    "peer_names",
+]
 
 SERVICE = "skdp.Federated"
 DEFAULT_MAX_MESSAGE_BYTES = 2**30
+#: Largest gRPC message an endpoint reads before authenticating: a frame is
+#: streamed in chunks of this size (1 MiB: large enough that the per-chunk
+#: overhead is negligible, small enough to bound what a stranger can make an
+#: endpoint hold).
+CHUNK_BYTES = 2**20
+#: Largest ``Ping`` request (a participant name).
+MAX_PING_BYTES = 256
+#: Largest answer a client reads (an empty acknowledgement or a name).
+_MAX_ANSWER_BYTES = 64 * 2**10
+#: Seconds past a call's deadline before the watchdog cancels it.
+WATCHDOG_GRACE = 1.0
+#: Smallest keepalive interval (the server accepts pings at twice this rate).
+_MIN_KEEPALIVE_MS = 1000
 
 
 class TransportError(RuntimeError):
-    """A call to a peer failed (unreachable, refused, TLS, timeout)."""
+    """A call to a peer failed (unreachable, refused, TLS, timeout).
+
+    ``code`` is the gRPC status name (``"UNAVAILABLE"``, ...) or None,
+    ``detail`` the peer's or gRPC's own text.
+    """
+
+    def __init__(self, message, code=None, detail=""):
+        super().__init__(message)
+        self.code = code
+        self.detail = detail
 
 
-def _options(max_message_bytes):
+class ListenError(TransportError):
+    """The endpoint cannot listen on its address (port in use, not local)."""
+
+
+def _keepalive_options(keepalive):
+    interval, timeout = keepalive
     return [
-        ("grpc.max_send_message_length", int(max_message_bytes)),
-        ("grpc.max_receive_message_length", int(max_message_bytes)),
+        ("grpc.keepalive_time_ms", max(_MIN_KEEPALIVE_MS, int(interval * 1000))),
+        ("grpc.keepalive_timeout_ms", max(1000, int(timeout * 1000))),
+        ("grpc.keepalive_permit_without_calls", 1),
+        # keep pinging while a send is blocked (no data frames go out then)
+        ("grpc.http2.max_pings_without_data", 0),
     ]
 
 
 def peer_names(context):
-    """Names the caller's client certificate was verified for (SAN, else CN)."""
+    """The DNS subject-alternative names of the caller's verified certificate.
+
+    Never the subject CN, never IP or other SAN types. gRPC's auth context has
+    them as ``peer_dns``; older gRPC versions without it: parsed from the
+    certificate (``x509_pem_cert``) with ``cryptography``.
+    """
     auth = context.auth_context()
-    names = [n.decode() for n in auth.get("x509_subject_alternative_name", [])]
-    names += [n.decode() for n in auth.get("x509_common_name", [])]
-    return names
+    if "peer_dns" in auth:
+        return [n.decode() for n in auth["peer_dns"]]
+    pem = auth.get("x509_pem_cert", [b""])[0]
+    return dns_names(pem) if pem else []
+
+
+def _bind_problem(address):
+    """Why ``address`` cannot be bound, from the operating system."""
+    host, _, port = address.rpartition(":")
+    host = host.strip("[]")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as s:
+            s.bind((host, int(port)))
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            return f"port {port} is already in use (another process listens on it)"
+        return f"{exc.strerror or exc}"
+    return "gRPC could not bind it"
 
 
 class Endpoint:
@@ -61,21 +145,35 @@ class Endpoint:
     Parameters
     ----------
     name : str
-        This participant's name (its certificate's).
+        This participant's name (a DNS SAN of its certificate).
     address : str
         ``host:port`` to listen on (port 0: any free port, see ``port``).
     ca, cert, key : bytes
         PEM: the CA certificate, this participant's certificate and key.
     authorize : callable
         ``authorize(sender, certificate_names) -> bool``: may a caller whose
-        certificate names ``certificate_names`` send as ``sender``?
+        certificate has the DNS names ``certificate_names`` send as ``sender``?
+    admits : callable
+        ``admits(certificate_names) -> bool``: is the caller an expected
+        participant at all? Asked before a single chunk is read.
     on_message : callable
         ``on_message(message, nbytes)`` for each accepted message (called on a
         gRPC thread; it must only queue).
     max_message_bytes : int
+        Largest frame, and most bytes one caller may have in flight.
     is_local : callable or None
         ``is_local(receiver)``: is ``receiver`` hosted here (default: equals
         ``name``)? Messages for anyone else are refused.
+    keepalive : (float, float)
+        Seconds between keepalive pings, and until an unanswered one closes the
+        connection.
+    max_workers : int
+        Threads serving calls (a ``Deliver`` holds one while it streams).
+
+    Raises
+    ------
+    ListenError
+        The address cannot be bound (the message says why: port in use, ...).
     """
 
     def __init__(
@@ -89,73 +187,150 @@ class Endpoint:
         on_message,
         max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES,
         is_local=None,
+        *,
+        admits=None,
+        keepalive=(2.0, 20.0),
+        max_workers=8,
     ):
         import grpc
 
         self.name = name
         self._authorize = authorize
+        self._admits = admits or (lambda names: bool(names))
         self._is_local = is_local or (lambda receiver: receiver == name)
         self._on_message = on_message
         self._max = int(max_message_bytes)
+        self._inflight = {}  # certificate names -> bytes buffered now
+        self._lock = threading.Lock()
+        self.failure = None  # set: every call is answered ABORTED with it
+        self.failure_seen_by = set()  # DNS names of callers answered so
         self.refused = queue.SimpleQueue()  # reasons of refused calls
         handler = grpc.method_handlers_generic_handler(
             SERVICE,
             {
-                "Deliver": grpc.unary_unary_rpc_method_handler(self._deliver),
+                "Deliver": grpc.stream_unary_rpc_method_handler(self._deliver),
                 "Ping": grpc.unary_unary_rpc_method_handler(self._ping),
             },
         )
+        options = _keepalive_options(keepalive) + [
+            ("grpc.so_reuseport", 0),
+            ("grpc.max_receive_message_length", CHUNK_BYTES),
+            ("grpc.max_send_message_length", _MAX_ANSWER_BYTES),
+            # clients ping every _MIN_KEEPALIVE_MS or slower, but gRPC's BDP
+            # probes are pings too: never close a connection for its pings
+            # (a caller already holds a certificate of the CA)
+            ("grpc.http2.min_recv_ping_interval_without_data_ms", 500),
+            ("grpc.http2.max_ping_strikes", 0),
+        ]
         self._server = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=4),
+            futures.ThreadPoolExecutor(max_workers=max_workers),
             handlers=[handler],
-            options=_options(max_message_bytes),
+            options=options,
+            maximum_concurrent_rpcs=4 * max_workers,
         )
         creds = grpc.ssl_server_credentials(
             [(key, cert)], root_certificates=ca, require_client_auth=True
         )
-        self.port = self._server.add_secure_port(address, creds)
+        try:
+            self.port = self._server.add_secure_port(address, creds)
+        except RuntimeError:
+            self.port = 0
         if self.port == 0:
-            raise TransportError(f"{name}: cannot listen on {address}.")
+            raise ListenError(f"cannot listen on {address}: {_bind_problem(address)}.")
 
     def start(self):
         self._server.start()
         return self
 
-    def stop(self, grace=None):
-        self._server.stop(grace).wait()
+    def stop(self, grace=None, wait=5.0):
+        """Stop serving (calls in flight are cancelled after ``grace`` s);
+        wait at most ``grace + wait`` s for it."""
+        self._server.stop(grace).wait((grace or 0) + wait)
 
-    def _authenticate(self, context, claimed):
+    def _refuse(self, context, code, reason):
+        self.refused.put(reason)
+        context.abort(code, reason)
+
+    def _authenticate(self, context, claimed, names):
+        import grpc
+
+        if not self._authorize(claimed, names):
+            self._refuse(
+                context,
+                grpc.StatusCode.PERMISSION_DENIED,
+                f"{self.name}: refused a call as {claimed!r:.80} from a certificate "
+                f"whose DNS names are {sorted(set(names))}",
+            )
+
+    def _check_failed(self, context, names):
+        import grpc
+
+        if self.failure is not None:
+            self.failure_seen_by.update(names)
+            context.abort(grpc.StatusCode.ABORTED, self.failure)
+
+    def _deliver(self, chunks, context):
         import grpc
 
         names = peer_names(context)
-        if self._authorize(claimed, names):
-            return
-        reason = (
-            f"{self.name}: refused a call as {claimed!r} from a certificate for "
-            f"{sorted(set(names))}"
-        )
-        self.refused.put(reason)
-        context.abort(grpc.StatusCode.PERMISSION_DENIED, reason)
-
-    def _deliver(self, request, context):
-        import grpc
-
+        if not self._admits(names):  # before a single chunk is read
+            self._refuse(
+                context,
+                grpc.StatusCode.PERMISSION_DENIED,
+                f"{self.name}: refused a call from a certificate whose DNS names "
+                f"{sorted(set(names))} are no expected participant",
+            )
+        self._check_failed(context, names)
+        caller = tuple(sorted(set(names)))
+        frame = bytearray()
         try:
-            message = decode_message(request, self._max)
+            for chunk in chunks:
+                with self._lock:
+                    held = self._inflight.get(caller, 0) + len(chunk)
+                    if held <= self._max:
+                        self._inflight[caller] = held
+                if held > self._max:
+                    self._refuse(
+                        context,
+                        grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"{self.name}: more than max_message_bytes "
+                        f"({self._max}) in flight from {list(caller)}",
+                    )
+                frame += chunk
+        finally:
+            with self._lock:
+                left = self._inflight.get(caller, 0) - len(frame)
+                if left > 0:
+                    self._inflight[caller] = left
+                else:
+                    self._inflight.pop(caller, None)
+        try:
+            message = decode_message(memoryview(frame), self._max)
         except ValueError as exc:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{self.name}: {exc}")
-        self._authenticate(context, message.sender)
+        self._authenticate(context, message.sender, names)
         if not self._is_local(message.receiver):
             context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT,
                 f"{self.name}: message addressed to {message.receiver!r}",
             )
-        self._on_message(message, len(request))
+        self._on_message(message, len(frame))
         return b""
 
     def _ping(self, request, context):
-        self._authenticate(context, request.decode(errors="replace"))
+        import grpc
+
+        names = peer_names(context)
+        if len(request) > MAX_PING_BYTES:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "ping request too long")
+        self._authenticate(context, request.decode(errors="replace"), names)
+        self._check_failed(context, names)
         return self.name.encode()
+
+
+def _chunks(data):
+    for start in range(0, len(data), CHUNK_BYTES):
+        yield data[start : start + CHUNK_BYTES]
 
 
 class Peer:
@@ -171,7 +346,10 @@ class Peer:
     ca, cert, key : bytes
         PEM: the CA certificate, this participant's certificate and key.
     timeout : float
-        Deadline of every call, in seconds.
+        Deadline of every call, in seconds (a send: plus 1 s per 5 MB).
+    max_message_bytes : int
+    keepalive : (float, float)
+        As for :class:`Endpoint`.
     """
 
     def __init__(
@@ -184,15 +362,20 @@ class Peer:
         key,
         timeout,
         max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES,
+        *,
+        keepalive=(2.0, 20.0),
     ):
         import grpc
 
         self.own_name, self.name, self.address = own_name, name, address
         self.timeout = float(timeout)
+        self._max = int(max_message_bytes)
         creds = grpc.ssl_channel_credentials(
             root_certificates=ca, private_key=key, certificate_chain=cert
         )
-        options = _options(max_message_bytes) + [
+        options = _keepalive_options(keepalive) + [
+            ("grpc.max_send_message_length", CHUNK_BYTES),
+            ("grpc.max_receive_message_length", _MAX_ANSWER_BYTES),
             ("grpc.ssl_target_name_override", name),
             ("grpc.default_authority", name),
             # peers start in any order: retry a refused connection quickly
@@ -201,7 +384,7 @@ class Peer:
             ("grpc.max_reconnect_backoff_ms", 1000),
         ]
         self._channel = grpc.secure_channel(address, creds, options=options)
-        self._deliver = self._channel.unary_unary(f"/{SERVICE}/Deliver")
+        self._deliver = self._channel.stream_unary(f"/{SERVICE}/Deliver")
         self._ping = self._channel.unary_unary(f"/{SERVICE}/Ping")
         self.bytes_sent = 0
         self.messages_sent = 0
@@ -212,41 +395,72 @@ class Peer:
 
         if isinstance(exc, grpc.RpcError):
             code = exc.code()
-            detail = exc.details()
+            name = code.name if code else "error"
             return TransportError(
                 f"{what} {self.name!r} at {self.address} failed: "
-                f"{code.name if code else 'error'}: {detail}"
+                f"{name}: {exc.details()}",
+                code=name,
+                detail=exc.details() or "",
             )
         return TransportError(f"{what} {self.name!r} at {self.address} failed: {exc}")
 
-    def send(self, message, timeout=None):
-        """Deliver ``message``; raise :class:`TransportError` on any failure."""
+    def _wait(self, future, seconds, stop, what):
+        """The call's answer; cancel it past its deadline or when ``stop()``
+        gives a reason (the watchdog: no call blocks for ever)."""
         import grpc
 
+        limit = time.monotonic() + seconds + WATCHDOG_GRACE
+        while True:
+            try:
+                return future.result(timeout=0.25)
+            except grpc.FutureTimeoutError:
+                reason = stop() if stop is not None else None
+                if reason is None and time.monotonic() < limit:
+                    continue
+                future.cancel()
+                if reason is None:
+                    reason = f"no answer within {seconds:.3g} s"
+                raise TransportError(
+                    f"{what} {self.name!r} at {self.address} stopped: {reason}",
+                    code="CANCELLED",
+                ) from None
+            except grpc.FutureCancelledError:
+                raise TransportError(
+                    f"{what} {self.name!r} at {self.address} was cancelled",
+                    code="CANCELLED",
+                ) from None
+            except grpc.RpcError as exc:
+                raise self._error(exc, what) from None
+
+    def send(self, message, timeout=None, stop=None):
+        """Deliver ``message``; raise :class:`TransportError` on any failure.
+
+        ``stop()`` (optional) is asked while the call is in flight; a reason it
+        returns cancels the call.
+        """
         data = encode_message(message)
-        try:
-            # the deadline grows with the size: 1 s more per 5 MB
-            self._deliver(data, timeout=(timeout or self.timeout) + len(data) / 5e6)
-        except grpc.RpcError as exc:
-            raise self._error(exc, "sending to") from None
+        if len(data) > self._max:
+            raise TransportError(
+                f"a {message.kind!r} message of {len(data)} bytes exceeds "
+                f"max_message_bytes ({self._max})",
+                code="RESOURCE_EXHAUSTED",
+            )
+        # the deadline grows with the size: 1 s more per 5 MB
+        seconds = (timeout or self.timeout) + len(data) / 5e6
+        future = self._deliver.future(_chunks(data), timeout=seconds)
+        self._wait(future, seconds, stop, "sending to")
         with self._lock:
             self.bytes_sent += len(data)
             self.messages_sent += 1
         return len(data)
 
-    def ping(self, timeout=None, wait_for_ready=False):
+    def ping(self, timeout=None, wait_for_ready=False, stop=None):
         """The peer's name if it answers, else raise :class:`TransportError`."""
-        import grpc
-
-        try:
-            answer = self._ping(
-                self.own_name.encode(),
-                timeout=timeout or self.timeout,
-                wait_for_ready=wait_for_ready,
-            )
-        except grpc.RpcError as exc:
-            raise self._error(exc, "reaching") from None
-        return answer.decode(errors="replace")
+        seconds = timeout or self.timeout
+        future = self._ping.future(
+            self.own_name.encode(), timeout=seconds, wait_for_ready=wait_for_ready
+        )
+        return self._wait(future, seconds, stop, "reaching").decode(errors="replace")
 
     def close(self):
         self._channel.close()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from skdp.vertical.federated._certs import init_ca, issue
+from skdp.vertical.federated._certs import _key_pem, init_ca, issue
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -265,3 +265,74 @@ def kill_all(procs):
             pass
     alive = [n for n, p in procs.items() if p.poll() is None]
     assert not alive, f"processes outlived the test: {alive}"
+
+
+def wait_exits(procs, names, bound, since):
+    """Wait for the processes ``names`` to exit, at most until ``since +
+    bound`` (a ``time.monotonic()`` origin); ``{name: (returncode, seconds after
+    since, stderr)}``, returncode None for a process still running at the bound
+    (it is then killed). Polls, so that each exit time is seen when it happens;
+    reads the pipes in threads so that no process blocks on a full pipe."""
+    import threading
+
+    errs = {n: [] for n in names}
+    readers = [
+        threading.Thread(
+            target=lambda n=n: errs[n].append(procs[n].stderr.read()), daemon=True
+        )
+        for n in names
+    ]
+    for t in readers:
+        t.start()
+    out, left = {}, set(names)
+    while left and time.monotonic() < since + bound:
+        for n in sorted(left):
+            if procs[n].poll() is not None:
+                out[n] = [procs[n].returncode, time.monotonic() - since]
+                left.discard(n)
+        time.sleep(0.05)
+    for n in left:
+        procs[n].kill()
+        out[n] = [None, time.monotonic() - since]
+    for n in names:
+        procs[n].wait(timeout=10)
+    for t in readers:
+        t.join(10)
+    return {n: (*out[n], "".join(errs[n])) for n in names}
+
+
+def issue_certificate(directory, file_name, cn, dns=(), days=(-1, 30)):
+    """A certificate of the CA in ``directory`` with subject CN ``cn`` and the
+    DNS SANs ``dns`` (none: no SAN extension at all), valid from ``days[0]`` to
+    ``days[1]`` days from now; written as ``FILE_NAME.pem``/``.key``."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    d = Path(directory)
+    ca = x509.load_pem_x509_certificate((d / "ca.pem").read_bytes())
+    ca_key = serialization.load_pem_private_key((d / "ca.key").read_bytes(), None)
+    key = ec.generate_private_key(ec.SECP256R1())
+    now = datetime.datetime.now(datetime.UTC)
+    usage = [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)]))
+        .issuer_name(ca.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now + datetime.timedelta(days=days[0]))
+        .not_valid_after(now + datetime.timedelta(days=days[1]))
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), True)
+        .add_extension(x509.ExtendedKeyUsage(usage), critical=False)
+    )
+    if dns:
+        sans = x509.SubjectAlternativeName([x509.DNSName(n) for n in dns])
+        builder = builder.add_extension(sans, critical=False)
+    cert = builder.sign(ca_key, hashes.SHA256())
+    (d / f"{file_name}.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (d / f"{file_name}.key").write_bytes(_key_pem(key))
+    return d / f"{file_name}.pem", d / f"{file_name}.key"

@@ -11,7 +11,9 @@ from skdp.vertical.federated._config import (
     load_party_config,
     load_server_config,
 )
-from tests.vertical.federated._harness import write_toml
+from tests.vertical.federated._harness import make_certs, write_toml
+
+pytest.importorskip("cryptography")
 
 PARTY = {
     "name": "bank",
@@ -44,8 +46,8 @@ SERVER = {
 
 @pytest.fixture
 def files(tmp_path):
-    for name in ["ca.pem", "bank.pem", "bank.key", "bank.csv"]:
-        (tmp_path / name).write_text("x")
+    make_certs(tmp_path, ["bank"])  # real TLS files: loading parses them
+    (tmp_path / "bank.csv").write_text("x")
     return tmp_path
 
 
@@ -103,10 +105,19 @@ def _broken(table, path, value=None, delete=False):
         (["policy", "backends"], ["rot13"], False, "'policy.backends' must list"),
         (["policy", "extra"], 1, False, "unknown key\\(s\\) 'policy.extra'"),
         (["timeouts"], {"call": 0}, False, "'timeouts.call' must be a positive"),
+        # found at load, before any protocol step (they used to fail later)
+        (["tls", "key"], "bank.pem", False, "'tls.key' holds a certificate, not a"),
+        (["tls", "key"], "ca.key", False, "'tls.key' does not belong to the cert"),
+        (["tls", "cert"], "bank.key", False, "'tls.cert' must hold PEM certif"),
+        (["tls", "ca_cert"], "bank.csv", False, "'tls.ca_cert' must hold PEM"),
+        (["data", "path"], ".", False, "'data.path' names a directory"),
+        (["output"], "bank.csv/out.json", False, "'output' lies under .*bank.csv"),
+        (["output"], ".", False, "'output' names .*, which exists and is not a file"),
+        (["domain", "bounds", "incme"], [0, 1], False, "did you mean 'income'"),
     ],
 )
 def test_bad_party_config_names_the_key(files, path, value, delete, match):
-    if path[-1] == "path" and value:
+    if path[-1] == "path" and value.endswith(".txt"):
         (files / value).write_text("x")
     with pytest.raises(ConfigError, match=match):
         _party(files, _broken(PARTY, path, value, delete))
@@ -122,11 +133,78 @@ def test_bad_party_config_names_the_key(files, path, value, delete, match):
         (["parties", 1, "label"], True, False, "exactly one party with label"),
         (["parties", 1, "name"], "bank", False, "distinct names"),
         (["output"], None, True, "key 'output' is required"),
+        (["output"], "bank.csv/model", False, "'output' lies under .*bank.csv"),
+        (
+            ["model", "mechanism"],
+            "gaussian",
+            False,
+            "'model.delta' is refused: .*'gaussian'",
+        ),
+        (["model", "postprocessing"], "magic", False, "'model.postprocessing'"),
+        (["model", "random_state"], -1, False, "'model.random_state'"),
+        (
+            ["model"],
+            {
+                "objective": "linear",
+                "budget": "bottom-up",
+                "party_epsilon": [1.0, 1.0],
+                "pairwise_epsilon": [[0, 0.2], [0.3, 0]],
+            },
+            False,
+            "each pair must agree on one value",
+        ),
+        (
+            ["model"],
+            {
+                "objective": "linear",
+                "budget": "bottom-up",
+                "mechanism": "gaussian",
+                "delta": 1e-6,
+                "party_epsilon": [1.0, 1.0],
+                "pairwise_epsilon": [[0, 0.2], [0.2, 0]],
+            },
+            False,
+            'supports mechanism="laplace" only',
+        ),
+        (["model", "party_epsilon"], [1, "x"], False, "one number per party"),
     ],
 )
 def test_bad_server_config_names_the_key(files, path, value, delete, match):
     with pytest.raises(ConfigError, match=match):
         _server(files, _broken(SERVER, path, value, delete))
+
+
+@pytest.mark.parametrize(
+    "table, path, wrong, right",
+    [
+        ("party", ["policy", "max_epsilonn"], "policy.max_epsilonn", "max_epsilon"),
+        ("party", ["polcy"], "polcy", "policy"),
+        ("party", ["data", "idcolumn"], "data.idcolumn", "id_column"),
+        ("server", ["model", "epsilom"], "model.epsilom", "epsilon"),
+        ("server", ["timeout"], "timeout", "timeouts"),
+    ],
+)
+def test_a_misspelled_key_is_unknown_with_a_suggestion(
+    files, table, path, wrong, right
+):
+    """Reported as unknown (with the closest known key), never as the right key
+    missing, even when that key is required."""
+    base = PARTY if table == "party" else SERVER
+    t = copy.deepcopy(base)
+    node = t
+    for key in path[:-1]:
+        node = node[key]
+    right_key = path[-1].replace(path[-1], right)
+    if right_key in node:
+        node[path[-1]] = node.pop(right_key)  # the right key, misspelled
+    else:
+        node[path[-1]] = {}
+    load = _party if table == "party" else _server
+    with pytest.raises(ConfigError) as info:
+        load(files, t)
+    text = str(info.value)
+    assert f"unknown key(s) '{wrong}' (did you mean '" in text and right in text
+    assert "is required" not in text
 
 
 def test_missing_and_invalid_files(tmp_path):
@@ -187,9 +265,7 @@ def test_the_guide_configs_are_valid(tmp_path):
     blocks = _doc_blocks()
     party = next(b for b in blocks if b.startswith('name = "bank"'))
     server = next(b for b in blocks if b.startswith('name = "server"'))
-    (tmp_path / "certs").mkdir()
-    for name in ["ca.pem", "bank.pem", "bank.key", "server.pem", "server.key"]:
-        (tmp_path / "certs" / name).write_text("x")
+    make_certs(tmp_path / "certs", ["bank", "server"])
     (tmp_path / "bank.csv").write_text("customer_id,age,income,defaulted\n")
     (tmp_path / "party.toml").write_text(party)
     (tmp_path / "server.toml").write_text(server)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from skdp.vertical.federated._data import read_party_data
+from skdp.vertical.federated._data import DataError, convert_labels, read_party_data
 
 
 def _csv(tmp_path, text):
@@ -29,19 +29,35 @@ def test_string_classes_and_numbers(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "text, match",
+    "text, match, public",
     [
-        ("id,a\n1,1\n1,2\n", "id '1' appears more than once"),
-        ("id,a\n1,1\n,2\n", "empty ids"),
-        ("id,a\n1,1\n2,x\n", "column 'a' row 2 is not a finite number"),
-        ("id,a\n1,1\n2,nan\n", "column 'a' row 2 is not a finite number"),
-        ("id,b\n1,1\n", "missing column"),
-        ("id,a\n", "no rows"),
+        ("id,a\nz,1\nSECRET,2\nSECRET,3\n", "rows 2 and 3 hold the same id", "once"),
+        ("id,a\n1,1\n,2\n", "column 'id' is empty in row\\(s\\) \\[2\\]", "empty"),
+        ("id,a\n1,1\n2,SECRET\n", "column 'a' row 2 is not a finite", "finite"),
+        ("id,a\n1,1\n2,nan\n", "column 'a' row 2 is not a finite number", "finite"),
+        ("id,b\n1,1\n", "missing column", "lacks the column"),
+        ("id,a\n", "no rows", "no rows"),
+        ("id,a\n1,2\nSECRET,1,2\n", "wrong number of fields", "cannot be read"),
+        ("", "missing column", "lacks the column"),
     ],
 )
-def test_bad_files_are_refused(tmp_path, text, match):
-    with pytest.raises(ValueError, match=match):
-        read_party_data(_csv(tmp_path, text), "id", ["a"])
+def test_bad_files_are_refused(tmp_path, text, match, public):
+    """Each problem names the file, the column and the row, never the id or the
+    value (SECRET); the public text (for the peers) names no path either."""
+    path = _csv(tmp_path, text)
+    with pytest.raises(DataError, match=match) as info:
+        read_party_data(path, "id", ["a"])
+    assert "SECRET" not in str(info.value) and str(path) in str(info.value)
+    assert public in info.value.public
+    assert "SECRET" not in info.value.public and str(tmp_path) not in info.value.public
+
+
+def test_bad_label_rows_are_numbered_as_in_the_file(tmp_path):
+    path = _csv(tmp_path, "id,a,y\nb,1,SECRET\na,3,2\n")
+    data = read_party_data(path, "id", ["a"], "y", "raw")
+    with pytest.raises(DataError, match="column 'y' row 1 is not") as info:
+        convert_labels(path, "y", data.y, "number", data.rows)
+    assert "SECRET" not in str(info.value)
 
 
 def test_parquet(tmp_path):
@@ -55,8 +71,6 @@ def test_parquet(tmp_path):
 
 
 def test_raw_labels_convert_later(tmp_path):
-    from skdp.vertical.federated._data import convert_labels
-
     path = _csv(tmp_path, "id,a,y\n2,1,0.5\n1,3,-2\n")
     data = read_party_data(path, "id", ["a"], "y", "raw")
     assert data.y.tolist() == ["-2", "0.5"]

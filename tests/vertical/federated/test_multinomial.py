@@ -17,13 +17,14 @@ from skdp.vertical.federated._config import (
     load_server_config,
 )
 from skdp.vertical.federated._data import PartyData
+from skdp.vertical.federated._node import FederatedError
 from skdp.vertical.federated._roles import (
     check_label_request,
     encode_labels,
     label_info,
     plan_policy,
 )
-from tests.vertical.federated._harness import write_toml
+from tests.vertical.federated._harness import make_certs, write_toml
 from tests.vertical.federated.test_config import PARTY, SERVER
 
 CLASSES = ["bronze", "gold", "silver"]
@@ -31,8 +32,8 @@ CLASSES = ["bronze", "gold", "silver"]
 
 @pytest.fixture
 def files(tmp_path):
-    for name in ["ca.pem", "bank.pem", "bank.key", "bank.csv"]:
-        (tmp_path / name).write_text("x")
+    make_certs(tmp_path, ["bank"])  # real TLS files: loading parses them
+    (tmp_path / "bank.csv").write_text("x")
     return tmp_path
 
 
@@ -431,9 +432,7 @@ def test_the_guide_multinomial_configs_are_valid(tmp_path):
     server = next(b for b in blocks if b.startswith('name = "server"'))
     party_snippet = next(b for b in blocks if 'label = "tier"' in b)
     server_snippet = next(b for b in blocks if b.startswith("[model]"))
-    (tmp_path / "certs").mkdir()
-    for name in ["ca.pem", "bank.pem", "bank.key", "server.pem", "server.key"]:
-        (tmp_path / "certs" / name).write_text("x")
+    make_certs(tmp_path / "certs", ["bank", "server"])
     (tmp_path / "bank.csv").write_text("customer_id,age,income,tier\n")
     p = load_party_config(
         write_toml(tmp_path / "party.toml", _merged(party, party_snippet))
@@ -454,11 +453,11 @@ def test_server_checks_the_label_partys_classes(files):
     from skdp.vertical.federated._roles import server_roles
 
     go = {"": {"partition": [[0, 1], [2]], "n_features": 3}}
-    with pytest.raises(ValueError, match="not the declared model.classes"):
+    with pytest.raises(FederatedError, match="not the declared model.classes"):
         server_roles(
             _server(files, classes=CLASSES), {"bank": {"classes": [0, 1]}} | go
         )
-    with pytest.raises(ValueError, match="but the request is binary"):
+    with pytest.raises(FederatedError, match="but the request is binary"):
         server_roles(_server(files), {"bank": {"classes": CLASSES}} | go)
     roles = server_roles(
         _server(files, classes=CLASSES, backend="plaintext"),

@@ -38,6 +38,7 @@ from tests.vertical.federated._harness import (  # noqa: E402
     launch,
     make_certs,
     wait_all,
+    wait_exits,
 )
 
 PROCESS_TIMEOUT = 240  # seconds for a whole multi-process run (loaded machine)
@@ -258,7 +259,7 @@ def test_wrong_peer_name_is_refused(tmp_path):
     results = _run_threads(dep)
     _all_failed(results, dep)
     assert "cannot authenticate server" in str(results["org-1"])
-    assert "Hostname Verification" in str(results["org-1"])
+    assert "certificate is not valid for 'server'" in str(results["org-1"])
 
 
 def test_wire_never_carries_raw_data_or_exact_cross_sums(tmp_path, monkeypatch):
@@ -383,8 +384,11 @@ def test_bad_data_file_fails_everyone(tmp_path):
     path.write_text("\n".join(lines) + "\n")
     results = _run_threads(dep)
     _all_failed(results, dep)
-    assert "is not a finite number ('oops')" in str(results["org-1"])
-    assert "org-1" in str(results["server"])
+    assert "column 'x1' row 5 is not a finite number" in str(results["org-1"])
+    assert "'oops'" not in str(results["org-1"])  # never a cell value
+    for name in ["server", "org-0"]:
+        assert "org-1 aborted the run: column 'x1'" in str(results[name])
+        assert "org-1.csv" not in str(results[name])  # nor another's path
 
 
 def test_verbose_reports_each_participants_protocol_steps(tmp_path, capsys):
@@ -394,3 +398,163 @@ def test_verbose_reports_each_participants_protocol_steps(tmp_path, capsys):
     err = capsys.readouterr().err
     for name in ["server", *dep.names]:
         assert f"{name}: step 'release'" in err or f"{name}: step 'local'" in err
+
+
+# ------------------------------------------------------------------ frozen peer
+FROZEN_TIMEOUTS = {"startup": 90.0, "call": 10.0, "heartbeat": 1.0, "protocol": 600.0}
+
+
+def test_frozen_party_ends_every_other_process(tmp_path):
+    """org-1 stops itself with SIGSTOP at its first protocol step (it keeps its
+    connections: a hung VM, a half-open link) while org-0 streams it 48 MB of
+    random bytes (a large ciphertext), far more than TCP and HTTP/2 buffer. The
+    send is blocked in flow control, where a deadline alone never fires; the
+    keepalive pings and the watchdog end it. Every other process exits non-zero
+    within call + heartbeat + 10 s of the freeze, and no model is written."""
+    blocks, _, y = _data(40, [1, 1, 1], "linear")
+    dep = Deployment(tmp_path, blocks, y, timeouts=dict(FROZEN_TIMEOUTS))
+    marker = tmp_path / "org-1-frozen"
+    procs = launch(
+        dep.write(),
+        module="tests.vertical.federated._toy",
+        extra_env={
+            "SKDP_TOY_FREEZE": "org-1",
+            "SKDP_TOY_FREEZE_MARKER": str(marker),
+            "SKDP_TOY_BIG_MB": "48",
+        },
+    )
+    others = ["server", "org-0", "org-2"]
+    bound = FROZEN_TIMEOUTS["call"] + FROZEN_TIMEOUTS["heartbeat"] + 10
+    try:
+        deadline = time.monotonic() + PROCESS_TIMEOUT
+        while not marker.exists() and time.monotonic() < deadline:
+            if any(p.poll() is not None for p in procs.values()):
+                break
+            time.sleep(0.05)
+        frozen_at = time.monotonic()
+        assert marker.exists(), "org-1 never reached its first protocol step"
+        out = wait_exits(procs, others, bound, since=frozen_at)
+    finally:
+        kill_all(procs)  # SIGKILL ends the stopped process too
+    for name in others:
+        code, seconds, err = out[name]
+        assert code is not None, (
+            f"{name} still ran {bound:g} s after the freeze: {err[-2000:]}"
+        )
+        assert code == 1, f"{name} exited {code}: {err[-2000:]}"
+        assert "org-1" in err, err[-2000:]
+    assert not (tmp_path / "model.json").exists()
+    assert not (tmp_path / "model.npz").exists()
+
+
+# ------------------------------------------------------------ bind, early failures
+def test_a_second_server_on_a_bound_port_exits_2_naming_the_port(tmp_path):
+    """A leftover server holds the port: the new one must not share it
+    (SO_REUSEPORT is off) and stops before any protocol step, exit status 2."""
+    import socket
+
+    dep = _small(tmp_path)
+    dep.server["timeouts"]["startup"] = 600.0  # the first one waits meanwhile
+    paths = dep.write()
+    port = int(dep.addresses["server"].rsplit(":", 1)[1])
+    first = launch({"server": paths["server"]})
+    try:
+        deadline = time.monotonic() + PROCESS_TIMEOUT
+        while time.monotonic() < deadline and first["server"].poll() is None:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break  # the first server listens
+            time.sleep(0.1)
+        second = launch({"server": paths["server"]})
+        out = wait_all(second, PROCESS_TIMEOUT)
+    finally:
+        kill_all(first)
+    code, _, err = out["server"]
+    assert code == 2, err[-2000:]
+    assert f"port {port} is already in use" in err and "key 'listen'" in err
+
+
+def _read_lines(proc, lines):
+    import threading
+
+    def read():
+        for line in proc.stderr:
+            lines.append(line)
+
+    t = threading.Thread(target=read, daemon=True)
+    t.start()
+    return t
+
+
+def _first_then_the_others(paths, name, wait_first=True):
+    """Launch ``name`` alone, wait until it has failed and says it stays
+    reachable, then launch the others; ``(returncode of name, its stderr,
+    {other: (returncode, stdout, stderr)})``, nothing left running (without
+    ``wait_first``, ``name`` is killed once the others have ended)."""
+    first = launch({name: paths[name]})
+    lines = []
+    reader = _read_lines(first[name], lines)
+    try:
+        deadline = time.monotonic() + PROCESS_TIMEOUT
+        while time.monotonic() < deadline and first[name].poll() is None:
+            if any("staying reachable" in line for line in lines):
+                break
+            time.sleep(0.1)
+        assert any("staying reachable" in line for line in lines), "".join(lines)
+        later = launch({n: p for n, p in paths.items() if n != name})
+        out = wait_all(later, PROCESS_TIMEOUT)
+        if wait_first:
+            first[name].wait(timeout=PROCESS_TIMEOUT)
+    finally:
+        kill_all(first)
+        reader.join(10)
+    return first[name].returncode if wait_first else None, "".join(lines), out
+
+
+def test_an_early_failure_reaches_peers_started_later(tmp_path):
+    """org-1's data file has a bad cell: it fails before any peer listens,
+    prints the cause at once and stays reachable; the server and org-0, started
+    afterwards, learn the cause at their first contact (exit 1 naming it, long
+    before their ``startup`` of 240 s would end) and no process prints the
+    value."""
+    blocks, _, y = _data(30, [1, 2], "linear")
+    timeouts = {"startup": 240.0, "call": 20.0, "heartbeat": 0.5, "protocol": 600.0}
+    dep = Deployment(tmp_path, blocks, y, timeouts=timeouts)
+    path = tmp_path / "org-1.csv"
+    lines = path.read_text().splitlines()
+    cells = lines[5].split(",")
+    cells[1] = "SECRET-4711"
+    lines[5] = ",".join(cells)
+    path.write_text("\n".join(lines) + "\n")
+    code, first_err, out = _first_then_the_others(dep.write(), "org-1")
+    assert code == 1
+    assert "column 'x1' row 5 is not a finite number" in first_err
+    for name in ["server", "org-0"]:
+        code, _, err = out[name]
+        assert code == 1, err[-2000:]
+        assert "org-1 aborted the run: column 'x1' of its data file" in err, err
+        assert "org-1.csv" not in err  # never another participant's path
+    for err in [first_err, *(o[2] for o in out.values())]:
+        assert "SECRET-4711" not in err
+
+
+def test_an_expired_certificate_is_named_by_everyone(tmp_path):
+    """org-1's certificate has expired: org-1 says so at once (no peer would
+    tell it: they only close the handshake) and stays reachable; the server and
+    org-0, started later, fail at their first handshake with it naming the
+    cause instead of waiting out ``startup``."""
+    from tests.vertical.federated._harness import issue_certificate
+
+    blocks, _, y = _data(30, [1, 2], "linear")
+    timeouts = {"startup": 240.0, "call": 20.0, "heartbeat": 0.5, "protocol": 600.0}
+    dep = Deployment(tmp_path, blocks, y, timeouts=timeouts)
+    issue_certificate(dep.certs, "org-1-old", "org-1", ["org-1"], days=(-30, -1))
+    dep.parties[1]["tls"].update(cert="certs/org-1-old.pem", key="certs/org-1-old.key")
+    # org-1 stays reachable for its whole startup (no peer can be told over
+    # TLS); the test ends it once the others have exited
+    _, first_err, out = _first_then_the_others(dep.write(), "org-1", False)
+    assert "certificate has expired" in first_err
+    for name in ["server", "org-0"]:
+        code, _, err = out[name]
+        assert code == 1, err[-2000:]
+        assert "certificate has expired" in err and "org-1" in err, err[-2000:]

@@ -1,4 +1,13 @@
-"""gRPC mutual TLS: pinning by CA and name, in one process (threads)."""
+"""gRPC mutual TLS: pinning by CA and DNS name (never the CN), authentication
+before buffering, one listener per port, and calls that end when a peer freezes.
+Endpoints in this process (threads) or, where memory or a frozen process is
+measured, in a process of their own; each test bounds its time."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
 
 import numpy as np
 import pytest
@@ -9,9 +18,16 @@ pytest.importorskip("cryptography")
 from skdp.vertical._messages import Message  # noqa: E402
 from skdp.vertical.federated._certs import init_ca, issue  # noqa: E402
 from skdp.vertical.federated._transport import (  # noqa: E402
+    CHUNK_BYTES,
     Endpoint,
+    ListenError,
     Peer,
     TransportError,
+)
+from tests.vertical.federated._harness import (  # noqa: E402
+    ROOT,
+    env,
+    issue_certificate,
 )
 
 
@@ -22,6 +38,11 @@ def pki(tmp_path):
         issue(tmp_path / "ca", name)
     init_ca(tmp_path / "other")
     issue(tmp_path / "other", "alice")
+    # right CA, odd names: the name only as CN; a CN that differs from the SAN
+    issue_certificate(tmp_path / "ca", "cn-alice", "alice")
+    issue_certificate(tmp_path / "ca", "cn-alice-san-mallory", "alice", ["mallory"])
+    issue_certificate(tmp_path / "ca", "cn-server", "server")
+    issue_certificate(tmp_path / "ca", "cn-server-san-mallory", "server", ["mallory"])
 
     def pem(ca, name):
         d = tmp_path / ca
@@ -31,6 +52,7 @@ def pki(tmp_path):
             (d / f"{name}.key").read_bytes(),
         )
 
+    pem.directory = tmp_path
     return pem
 
 
@@ -109,14 +131,14 @@ def test_impersonation_is_refused(pki, server):
     try:
         with pytest.raises(TransportError, match="PERMISSION_DENIED"):
             peer.send(Message("s", "alice", "server", "k", {}))
-        with pytest.raises(TransportError, match="from a certificate for"):
+        with pytest.raises(TransportError, match="from a certificate whose DNS"):
             peer.ping()
     finally:
         peer.close()
     assert got == []
-    assert "'alice' from a certificate for ['127.0.0.1', 'localhost', 'mallory']" in (
-        ep.refused.get_nowait()
-    )
+    refused = ep.refused.get_nowait()
+    assert "'alice' from a certificate whose DNS names are" in refused
+    assert "['localhost', 'mallory']" in refused
 
 
 def test_misaddressed_and_malformed_messages_are_refused(pki, server):
@@ -128,9 +150,229 @@ def test_misaddressed_and_malformed_messages_are_refused(pki, server):
         with pytest.raises(TransportError, match="addressed to 'bob'"):
             peer.send(Message("s", "alice", "bob", "k", {}))
         with pytest.raises(grpc.RpcError) as info:
-            peer._deliver(b"\x80\x04pickle", timeout=10)
+            peer._deliver(iter([b"\x80\x04pickle"]), timeout=10)
     finally:
         peer.close()
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "bad magic" in info.value.details()
     assert got == []
+
+
+# ------------------------------------------------------------ names: DNS SAN only
+@pytest.mark.parametrize(
+    "cert", ["cn-alice", "cn-alice-san-mallory"], ids=["cn_only", "cn_mismatched"]
+)
+def test_the_cn_is_never_the_callers_name(pki, server, cert):
+    """A certificate of the right CA whose CN says alice (and no SAN, or the SAN
+    mallory) is refused as alice: pings and messages, before any chunk."""
+    ep, got = server
+    peer = _peer(pki, ep, "ca", cert)
+    try:
+        with pytest.raises(TransportError, match="PERMISSION_DENIED"):
+            peer.ping()
+        with pytest.raises(TransportError, match="PERMISSION_DENIED"):
+            peer.send(Message("s", "alice", "server", "refuse", {"cause": "forged"}))
+    finally:
+        peer.close()
+    assert got == []
+
+
+@pytest.mark.parametrize(
+    "cert", ["cn-server", "cn-server-san-mallory"], ids=["cn_only", "cn_mismatched"]
+)
+def test_a_server_named_only_by_its_cn_is_refused(pki, cert):
+    """The client side: a peer listening with a CN-only or CN-mismatched
+    certificate is refused as ``server`` by the startup handshake check
+    (``check_peer_name``), which never falls back to the CN."""
+    import ssl
+
+    from skdp.vertical.federated._tls import check_peer_name
+
+    ca, cert_pem, key_pem = pki("ca", cert)
+    ep = Endpoint(
+        "server", "127.0.0.1:0", ca, cert_pem, key_pem, lambda s, n: True, print
+    ).start()
+    try:
+        alice = _paths(pki, "alice")
+        with pytest.raises(ssl.SSLCertVerificationError, match="Hostname mismatch"):
+            check_peer_name(f"127.0.0.1:{ep.port}", "server", ca, *alice, timeout=10)
+    finally:
+        ep.stop()
+
+
+def _paths(pki, name):
+    """Certificate and key paths of ``name`` under the ``ca`` directory."""
+    base = pki.directory / "ca"
+    return base / f"{name}.pem", base / f"{name}.key"
+
+
+# ------------------------------------------------------------ one listener per port
+def test_a_bound_port_is_not_shared(pki, server):
+    ep, _ = server
+    ca, cert, key = pki("ca", "server")
+    with pytest.raises(ListenError, match=f"port {ep.port} is already in use"):
+        Endpoint("server", f"127.0.0.1:{ep.port}", ca, cert, key, lambda s, n: 1, print)
+
+
+# ------------------------------------------------------------ authentication first
+def _endpoint_process(directory):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.vertical.federated._endpoint", str(directory)],
+        cwd=ROOT,
+        env=env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    port = int(proc.stdout.readline())
+
+    def status():
+        proc.stdin.write("?\n")
+        proc.stdin.flush()
+        peak, count = proc.stdout.readline().split()
+        return int(peak), int(count)
+
+    return proc, port, status
+
+
+def _stop(proc):
+    proc.kill()
+    proc.wait(timeout=10)
+    proc.stdin.close()
+    proc.stdout.close()
+
+
+def test_a_stranger_cannot_make_the_endpoint_buffer(pki):
+    """mallory holds a certificate of the CA but is no expected participant. A
+    64 MB frame streamed to Deliver is refused before its first chunk is read,
+    and so is the same frame as one gRPC message (else the endpoint's message
+    size limit, one chunk, refuses it as its length prefix arrives): the endpoint's
+    peak memory grows by less than 16 MiB (a chunk, the HTTP/2 window, thread
+    stacks). The same frame from alice is buffered in full (the measure sees
+    what a frame costs)."""
+    import grpc
+
+    proc, port, status = _endpoint_process(pki.directory / "ca")
+    frame = Message("s", "alice", "server", "k", {"blob": os.urandom(64 * 2**20)})
+    mallory, alice = (_peer_at(pki, port, who) for who in ("mallory", "alice"))
+    try:
+        base, _ = status()
+        with pytest.raises(TransportError, match="PERMISSION_DENIED"):
+            mallory.send(frame)
+        ca, cert, key = pki("ca", "mallory")
+        raw = grpc.secure_channel(
+            f"127.0.0.1:{port}",
+            grpc.ssl_channel_credentials(ca, key, cert),
+            options=[
+                ("grpc.ssl_target_name_override", "server"),
+                ("grpc.max_send_message_length", 2**30),
+            ],
+        )
+        from skdp.vertical.federated._wire import encode_message
+
+        with pytest.raises(grpc.RpcError) as info:
+            raw.unary_unary("/skdp.Federated/Deliver")(
+                encode_message(frame), timeout=60
+            )
+        raw.close()
+        # refused as the call starts, or as the too large message's length arrives
+        assert info.value.code() in (
+            grpc.StatusCode.PERMISSION_DENIED,
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+        )
+        after_mallory, accepted = status()
+        assert accepted == 0
+        assert after_mallory - base < 16 * 2**20, (base, after_mallory)
+        alice.send(frame)
+        after_alice, accepted = status()
+        assert accepted == 1 and after_alice - after_mallory > 64 * 2**20
+    finally:
+        mallory.close()
+        alice.close()
+        _stop(proc)
+
+
+def _peer_at(pki, port, who, keepalive=(1.0, 5.0), timeout=60):
+    ca, cert, key = pki("ca", who)
+    return Peer(
+        who,
+        "server",
+        f"127.0.0.1:{port}",
+        ca,
+        cert,
+        key,
+        timeout=timeout,
+        keepalive=keepalive,
+    )
+
+
+def test_frames_travel_in_chunks_and_too_large_ones_are_refused(pki, server):
+    ep, got = server
+    peer = _peer(pki, ep, "ca", "alice")
+    small = Peer(
+        "alice",
+        "server",
+        f"127.0.0.1:{ep.port}",
+        *pki("ca", "alice"),
+        timeout=10,
+        max_message_bytes=2 * CHUNK_BYTES,
+    )
+    try:
+        blob = os.urandom(3 * CHUNK_BYTES + 17)  # four chunks
+        peer.send(Message("s", "alice", "server", "k", {"blob": blob}))
+        assert got[-1][0].payload["blob"] == blob
+        with pytest.raises(TransportError, match="exceeds max_message_bytes"):
+            small.send(Message("s", "alice", "server", "k", {"blob": blob}))
+    finally:
+        peer.close()
+        small.close()
+
+
+# ------------------------------------------------------------ a frozen peer
+def _in_thread(fn, seconds):
+    """``fn()``'s exception (or None), failing the test if it runs longer than
+    ``seconds`` (it would block for ever without keepalive and watchdog)."""
+    out = []
+
+    def run():
+        try:
+            fn()
+            out.append(None)
+        except Exception as exc:  # returned for the assertions
+            out.append(exc)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(seconds)
+    assert not t.is_alive(), f"the call still blocked after {seconds} s"
+    return out[0]
+
+
+def test_a_send_to_a_frozen_peer_ends(pki):
+    """The endpoint's process is stopped (SIGSTOP) with its connection open; a
+    32 MB send fills the TCP and HTTP/2 buffers and blocks in flow control.
+    Keepalive (1 s pings, 3 s to answer) closes the connection: UNAVAILABLE.
+    With keepalive too slow to matter, the watchdog cancels the send as soon as
+    ``stop()`` gives a reason."""
+    proc, port, status = _endpoint_process(pki.directory / "ca")
+    frame = Message("s", "alice", "server", "k", {"blob": os.urandom(32 * 2**20)})
+    kept = _peer_at(pki, port, "alice", keepalive=(1.0, 3.0), timeout=30)
+    told = _peer_at(pki, port, "alice", keepalive=(60.0, 60.0), timeout=30)
+    try:
+        assert kept.ping() == "server" and told.ping() == "server"  # connected
+        os.kill(proc.pid, signal.SIGSTOP)
+        exc = _in_thread(lambda: kept.send(frame), 30)
+        assert isinstance(exc, TransportError) and exc.code == "UNAVAILABLE", exc
+        reason = threading.Event()
+        threading.Timer(2.0, reason.set).start()
+        exc = _in_thread(
+            lambda: told.send(
+                frame, stop=lambda: "aborted" if reason.is_set() else None
+            ),
+            30,
+        )
+        assert isinstance(exc, TransportError) and "stopped: aborted" in str(exc)
+    finally:
+        _stop(proc)  # SIGKILL ends a stopped process
+        kept.close()
+        told.close()

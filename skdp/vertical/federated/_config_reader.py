@@ -1,0 +1,213 @@
+"""Reading a TOML config: the keys each table may hold, typed access that
+names the file and the key, and the small value checks the loaders share.
+
+Each table declares its keys (the ``*_KEYS`` sets): an unknown key is reported
+first, with the closest known key as a suggestion (:mod:`difflib`), so a
+misspelled key is never reported as the right key missing.
+"""
+
+import difflib
+import math
+import os
+from pathlib import Path
+
+__all__ = ["ConfigError"]
+
+
+PARTY_KEYS = {
+    "name",
+    "listen",
+    "server",
+    "output",
+    "max_message_mb",
+    "peers",
+    "tls",
+    "data",
+    "domain",
+    "policy",
+    "timeouts",
+}
+SERVER_KEYS = {
+    "name",
+    "listen",
+    "output",
+    "max_message_mb",
+    "tls",
+    "parties",
+    "model",
+    "timeouts",
+}
+TLS_KEYS = {"ca_cert", "cert", "key"}
+DATA_KEYS = {"path", "id_column", "features", "label", "label_bounds", "classes"}
+DOMAIN_KEYS = {"bounds", "data_norm"}
+POLICY_KEYS = {
+    "max_epsilon",
+    "max_delta",
+    "backends",
+    "objectives",
+    "min_samples",
+    "noise_generation",
+}
+TIMEOUT_KEYS = {"call", "startup", "protocol", "heartbeat"}
+PARTY_ENTRY_KEYS = {"name", "address", "label"}
+MODEL_KEYS = {
+    "objective",
+    "budget",
+    "epsilon",
+    "delta",
+    "party_epsilon",
+    "pairwise_epsilon",
+    "classes",
+    "mechanism",
+    "backend",
+    "noise_generation",
+    "fit_intercept",
+    "linear_weight",
+    "postprocessing",
+    "random_state",
+}
+
+
+class ConfigError(ValueError):
+    """A configuration file is missing a key or has a bad value."""
+
+
+def suggest(key, known):
+    close = difflib.get_close_matches(str(key), sorted(known), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+class Reader:
+    """Typed access to a TOML table, errors naming file and key.
+
+    ``keys``: the keys the table may hold (None: any); an unknown one is an
+    error at once, with a suggestion.
+    """
+
+    def __init__(self, table, source, prefix="", keys=None):
+        self.table, self.source, self.prefix = table, source, prefix
+        self.used = set()
+        if keys is not None:
+            unknown = sorted(set(table) - set(keys), key=str)
+            if unknown:
+                raise ConfigError(
+                    f"{source}: unknown key(s) "
+                    + ", ".join(f"'{prefix}{k}'{suggest(k, keys)}" for k in unknown)
+                    + f"; [{prefix.rstrip('.') or 'top level'}] takes "
+                    + ", ".join(sorted(keys))
+                    + "."
+                )
+
+    def _fail(self, key, expected, value=None):
+        got = "" if value is None else f", got {value!r}"
+        raise ConfigError(f"{self.source}: key '{self.prefix}{key}' {expected}{got}.")
+
+    def get(self, key, kind, default=..., check=None, expected=""):
+        self.used.add(key)
+        if key not in self.table:
+            if default is ...:
+                self._fail(key, "is required")
+            return default
+        value = self.table[key]
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if float in kinds and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, kinds) or (
+            isinstance(value, bool) and bool not in kinds
+        ):
+            names = " or ".join(k.__name__ for k in kinds)
+            self._fail(key, f"must be a {names}", value)
+        if check is not None and not check(value):
+            self._fail(key, f"must be {expected}", value)
+        return value
+
+    def sub(self, key, required=True, keys=None):
+        table = self.get(key, dict, default=... if required else {})
+        return Reader(table, self.source, f"{self.prefix}{key}.", keys)
+
+    def path(self, key, base, default=..., must_exist=True):
+        value = self.get(key, str, default=default)
+        if value is None:
+            return None
+        path = (base / value).resolve()
+        if must_exist and not path.is_file():
+            what = "a directory, not a file" if path.is_dir() else "a missing file"
+            self._fail(key, f"names {what} ({path})")
+        return path
+
+    def output(self, key, base, suffixes, default=...):
+        """A path the run will write (``PATH`` + each suffix), checked now."""
+        path = self.path(key, base, default=default, must_exist=False)
+        if path is None:
+            return None
+        parent = path.parent
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        if not parent.is_dir():
+            self._fail(key, f"lies under {parent}, which is a file, not a directory")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            self._fail(key, f"cannot be written: {parent} is not writable")
+        for suffix in suffixes:
+            target = path.with_suffix(suffix) if suffix else path
+            if target.exists() and not target.is_file():
+                self._fail(key, f"names {target}, which exists and is not a file")
+        return path
+
+    def done(self):
+        unknown = sorted(set(self.table) - self.used)
+        if unknown:
+            raise ConfigError(
+                f"{self.source}: unknown key(s) "
+                + ", ".join(f"'{self.prefix}{k}'" for k in unknown)
+                + "."
+            )
+
+
+def load_toml(path):
+    try:
+        import tomllib
+    except ImportError as exc:  # Python < 3.11
+        raise ImportError("reading TOML configs needs Python >= 3.11") from exc
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f), path.resolve().parent, str(path)
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist.") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc}).") from None
+
+
+def is_address(value):
+    host, sep, port = value.rpartition(":")
+    return bool(sep and host and port.isdigit() and int(port) < 65536)
+
+
+def is_positive(v):
+    return math.isfinite(v) and v > 0
+
+
+def read_strings(reader, key, allowed, default):
+    values = reader.get(key, list, default=list(default))
+    for v in values:
+        if v not in allowed:
+            reader._fail(key, f"must list values from {list(allowed)}", values)
+    return tuple(values)
+
+
+def read_bound(reader, key, value):
+    ok = (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+        and math.isfinite(value[0])
+        and math.isfinite(value[1])
+        and value[0] < value[1]
+    )
+    if not ok:
+        reader._fail(key, "must be [lower, upper] with finite lower < upper", value)
+    return (float(value[0]), float(value[1]))
+
+
+def is_number(v):
+    return isinstance(v, int | float) and not isinstance(v, bool)
