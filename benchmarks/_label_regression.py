@@ -190,7 +190,7 @@ def plot(records, cfg, out_dir):
     axes[0].set_ylabel("test MSE / clean OLS")
     axes[0].legend(fontsize=7)
     fig.tight_layout()
-    path = Path(out_dir) / "label_regression.png"
+    path = Path(out_dir) / "label_learning_regression.png"
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)

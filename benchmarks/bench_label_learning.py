@@ -804,7 +804,7 @@ def main(quick=True, out_dir="benchmarks/results"):
         f"rows, diamonds cut {cfg['cut_rows']} rows; regression "
         f"{cfg['reg_seeds']} seed(s); {elapsed:.0f} s wall, "
         f"{cpu:.0f} s CPU (one thread; the machine is shared with other jobs). "
-        "Plots: label_learning.png, label_regression.png."
+        "Plots: label_learning.png, label_learning_regression.png."
     )
     report(records, regression, cfg, head, out_dir)
     return records, regression

@@ -253,10 +253,11 @@ class RegressionLabelRelease(NoReleaseFitMixin, BudgetTrackingMixin, BaseEstimat
 
     References
     ----------
-    B. Ghazi, P. Kamath, R. Kumar, E. Leeman, P. Manurangsi, A. Varadarajan,
-    C. Zhang, "Regression with label differential privacy", ICLR 2023.
-    C. Dwork, F. McSherry, K. Nissim, A. Smith, "Calibrating noise to
-    sensitivity in private data analysis", TCC 2006.
+    Ghazi, Kamath, Kumar, Leeman, Manurangsi, Varadarajan and Zhang,
+    "Regression with label differential privacy", ICLR 2023.
+
+    Dwork, McSherry, Nissim and Smith, "Calibrating noise to sensitivity in
+    private data analysis", TCC 2006.
 
     Examples
     --------
