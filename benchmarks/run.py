@@ -31,6 +31,7 @@ ORDER = [
     "bench_vertical",
     "bench_accounting",
     "bench_federated",
+    "bench_statistics_speed",
 ]
 
 
@@ -68,10 +69,12 @@ def main(argv=None):
     text = (
         f"### Summary ({mode} mode, {machine_description()})\n\n"
         + markdown_table(["benchmark", "status", "seconds"], summary)
-        + f"\n\nTables and plots: {Path(args.out_dir).resolve()}\n"
+        + "\n\nTables and plots: the files next to this summary.\n"
     )
     print()
     write_result(args.out_dir, "summary", text)
+    # the machine's own path goes to the terminal only, not into a results file
+    print(f"Tables and plots: {Path(args.out_dir).resolve()}")
     return 1 if failed else 0
 
 

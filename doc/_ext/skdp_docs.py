@@ -191,6 +191,7 @@ BENCH_ORDER = [
     "bench_federated",
     "accounting",
     "bench_scale",
+    "bench_statistics_speed",
 ]
 
 BENCH_TITLES = {
@@ -210,6 +211,7 @@ BENCH_TITLES = {
     "bench_federated": "Federated vertical FM (processes over mutual TLS)",
     "accounting": "Privacy accounting: basic composition against PLD",
     "bench_scale": "Data beyond one machine (Dask)",
+    "bench_statistics_speed": "Exact FM statistics against a float64 Gram matrix",
 }
 
 # "What this shows" (reStructuredText). A benchmark missing here gets the first

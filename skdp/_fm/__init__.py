@@ -4,10 +4,11 @@ The skdp-internal FM core (its names are public within skdp, not to users):
 shared by :class:`~skdp.linear_model.FMLinearRegression`,
 :class:`~skdp.linear_model.FMLogisticRegression` and the vertically partitioned
 estimators. Modules, one job each: :mod:`skdp._fm.domain` (objectives, declared
-domain), :mod:`skdp._fm.sensitivity`, :mod:`skdp._fm.statistics` (mergeable
-sums), :mod:`skdp._fm.release` (the one noisy release), :mod:`skdp._fm.solve`
-(post-processing and solve), :mod:`skdp._fm.newton` (the optional second
-release of the logistic gradient and Hessian, one Newton step) and
+domain), :mod:`skdp._fm.sensitivity`, :mod:`skdp._fm.clipping` (the domain
+applied to rows), :mod:`skdp._fm.statistics` (mergeable sums; exact by
+:mod:`skdp._fm.exact_sums`), :mod:`skdp._fm.release` (the one noisy release),
+:mod:`skdp._fm.solve` (post-processing and solve), :mod:`skdp._fm.newton` (the
+optional second release of the logistic gradient and Hessian, one Newton step) and
 :mod:`skdp._fm.estimator` (the estimators' shared bases). Every function is
 pure (no hidden state); randomness enters only through an explicit
 generator, so a distributed protocol that draws noise with the same generator

@@ -4,35 +4,20 @@ The statistics of a quadratic FM objective are sums over rows, so they can be
 computed on any split of the rows (chunks, Dask blocks, workers) and added.
 Floating-point addition is not associative, so float sums of different splits
 differ in their last bits, and the noisy release would differ too. Here the sums
-are **exact**: every clipped value is written as an integer multiple of a
-power-of-two grid fixed by the declared domain, the products are summed in
-integer arithmetic, and the float statistics are the correctly rounded exact
-sums. Any split, merged in any order, gives bit-identical statistics, hence the
-same model as a fit on all rows with the same ``random_state``.
-
-Exact accumulation
-------------------
-Let ``Z = [X, s 1, beta(y)]`` be the clipped rows with the intercept column and
-the label term (one column per target). Column ``j`` is bounded by the domain:
-``|z_j| <= M_j <= 2^E_j``. Each value is rounded once to the grid
-``2^(E_j - 53)`` (an integer ``m`` with ``|m| <= 2^53``; this moves a value by
-at most half a unit in the last place of the domain's bound ``M_j``, well below
-float64 resolution of the data's scale) and split into three limbs of 18 bits,
-``m = a_2 2^36 + a_1 2^18 + a_0``. The Gram matrix of the limbs of up to
-``2^17`` rows is computed by BLAS in float64, which is exact because every
-partial sum is an integer below ``2^53``; it is then accumulated in int64 in
-base ``2^18`` with carries (no overflow for fewer than ``2^40`` rows). Reading
-``A`` or ``b`` converts the exact integer sums to the nearest float64.
+are **exact** (:mod:`skdp._fm.exact_sums`: every clipped value truncated to a
+grid of ``2^-36`` of its column's bound, the products summed exactly, the float
+statistics the correctly rounded exact sums). Any split, merged in any order,
+on any machine, gives bit-identical statistics, hence the same model as a fit
+on all rows with the same ``random_state``.
 """
 
 import hashlib
-import math
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
+from skdp._fm.clipping import beta_bound, clip_labels, clip_to_domain
 from skdp._fm.domain import objective_constants
-from skdp.utils import clip_to_bounds, clip_to_norm
+from skdp._fm.exact_sums import SCHEME, carry, exact_gram, exact_to_float
 
 __all__ = [
     "FMStatistics",
@@ -42,112 +27,6 @@ __all__ = [
     "fingerprint_items",
     "sufficient_statistics",
 ]
-
-_LIMB = 18  # bits per limb: limb products < 2^36
-_N_LIMBS = 3  # 54 bits >= the 53 of a float64 mantissa
-_LEVELS = 6  # base-2^18 digits of the accumulator (levels 0..4 plus carries)
-_MAX_ROWS = 2**17  # 2^17 products below 2^36 sum exactly in float64
-_CHUNK_BYTES = 2**23  # bounds the memory of a chunk's clipped copy and limbs
-
-
-def beta_bound(objective, domain):
-    """``max |beta(y)|`` over the declared label domain."""
-    if objective == "logistic_taylor":
-        return 0.5
-    if objective == "multinomial_taylor":
-        return 1.0  # |1/C - y_c| <= 1 - 1/C
-    objective_constants(objective)  # validates the name
-    if domain.y_bounds is None:
-        raise ValueError('The "squared" objective needs y_bounds in the domain.')
-    return 2.0 * max(abs(v) for v in domain.y_bounds)
-
-
-def clip_to_domain(X, y, objective, domain):
-    """Copies of ``X`` and ``y`` clipped to the declared domain (inputs untouched).
-
-    In order: the public shift (``x_offset``, ``y_offset``) is subtracted, the
-    ``max_nonzero`` largest-magnitude entries of each row are kept,
-    the box is applied, rows are scaled down to ``data_norm``; labels of the
-    ``"squared"`` objective are clipped to ``y_bounds``.
-    """
-    X = np.asarray(X, dtype=np.float64)
-    if domain.x_offset is not None:
-        X = X - domain.x_offset  # the public shift (a copy)
-    k = domain.max_nonzero
-    if k is not None and k < X.shape[1]:
-        small = np.argpartition(np.abs(X), X.shape[1] - k, axis=1)[:, :-k]
-        X = X.copy()
-        np.put_along_axis(X, small, 0.0, axis=1)
-    if domain.has_box:
-        X = clip_to_bounds(X, domain.lower, domain.upper)
-    if domain.data_norm is not None:
-        X = clip_to_norm(X, domain.data_norm)
-    y = np.asarray(y, dtype=np.float64)
-    if objective == "squared" and domain.y_bounds is not None:
-        y = np.clip(y - domain.y_offset, *domain.y_bounds)
-    return X, y
-
-
-def _exponents(objective, domain, n_targets):
-    """``E_j`` with ``|z_j| <= 2^E_j`` for every column of ``Z``."""
-    bounds = list(domain._m)
-    if domain.fit_intercept:
-        bounds.append(abs(domain.intercept_scaling))
-    bounds += [beta_bound(objective, domain)] * n_targets
-    return np.array([math.frexp(m)[1] if m > 0 else 0 for m in bounds], np.int64)
-
-
-def _limb_gram(Z, scale, exponents, L):
-    """Base-2^18 digits of the exact ``Z^T Z`` (in grid units) of one chunk.
-
-    ``Z`` is overwritten; ``L`` is a work buffer of shape ``(rows, 3 q)``.
-    """
-    r, q = Z.shape
-    # multiplying by a power of two is exact (and faster than ldexp); a bound
-    # below 2^-970 would need a scale beyond float64's range
-    if np.all(np.isfinite(scale)):
-        m = np.multiply(Z, scale, out=Z)
-    else:
-        m = np.ldexp(Z, 53 - exponents, out=Z)
-    np.rint(m, out=m)
-    np.clip(m, -(2.0**53), 2.0**53, out=m)  # a norm clip may overshoot by an ulp
-    L = L[:r]
-    a0, a1, a2 = L[:, :q], L[:, q : 2 * q], L[:, 2 * q :]
-    np.multiply(m, 2.0**-_LIMB, out=a1)
-    np.floor(a1, out=a1)  # t = floor(m / 2^18), held in a1 for now
-    np.multiply(a1, 2.0**_LIMB, out=a0)
-    np.subtract(m, a0, out=a0)  # a0 = m - 2^18 t in [0, 2^18)
-    np.multiply(a1, 2.0**-_LIMB, out=a2)
-    np.floor(a2, out=a2)  # a2 = floor(t / 2^18)
-    np.multiply(a2, 2.0**_LIMB, out=m)
-    np.subtract(a1, m, out=a1)  # a1 = t - 2^18 a2 in [0, 2^18)
-    G = (L.T @ L).astype(np.int64)  # exact: integer partial sums below 2^53
-    levels = np.zeros((_LEVELS, q, q), np.int64)
-    for a in range(_N_LIMBS):
-        for b in range(_N_LIMBS):
-            levels[a + b] += G[a * q : (a + 1) * q, b * q : (b + 1) * q]
-    return levels
-
-
-def _carry(levels):
-    """Normalize digits to [0, 2^18) (the top one keeps the sign and the rest)."""
-    levels = levels.copy()
-    for s in range(_LEVELS - 1):
-        carry = levels[s] >> _LIMB  # arithmetic shift: floor division
-        levels[s] -= carry << _LIMB
-        levels[s + 1] += carry
-    return levels
-
-
-def _exact_to_float(levels, exponents):
-    """The float64 nearest to each exact sum (grid units scaled back)."""
-    total = levels[0].astype(object)
-    for s in range(1, _LEVELS):
-        total = total + levels[s].astype(object) * (1 << (_LIMB * s))
-    # int -> float is correctly rounded; the power-of-two scaling is exact
-    values = np.array([float(v) for v in total.ravel()]).reshape(total.shape)
-    scale = exponents[:, None] + exponents[None, :] - 106
-    return np.ldexp(values, scale)
 
 
 def fingerprint_items(objective, domain, **extra):
@@ -162,6 +41,11 @@ def fingerprint_items(objective, domain, **extra):
             return v
         if isinstance(v, np.generic):
             return v.item()
+        if isinstance(v, np.ndarray) and v.dtype.kind in "biuf":
+            return tuple(v.ravel().tolist())  # numbers: Python scalars at once
+        if isinstance(v, list) and all(isinstance(u, np.ndarray) for u in v):
+            if len({u.shape for u in v}) == 1:  # e.g. [lower, upper]
+                return sum((plain(u) for u in v), ())
         return tuple(plain(u) for u in np.asarray(v, dtype=object).ravel())
 
     items = [
@@ -216,12 +100,14 @@ class FMStatistics:
     Notes
     -----
     **Exact.** The sums are exact (integer accumulation on a grid fixed by the
-    declared domain; see :mod:`skdp._fm.statistics`), so statistics of any
+    declared domain; see :mod:`skdp._fm.exact_sums`), so statistics of any
     split of the rows, merged in any order, equal those of all rows bit for bit,
     and ``fit_statistics`` on them gives exactly the model ``fit`` gives on all
     rows with the same ``random_state``. The one rounding is of each clipped
-    value to the grid ``2^(E_j - 53)`` with ``2^(E_j - 1) < M_j <= 2^E_j`` the
-    declared bound of its column: at most half an ulp of ``M_j``.
+    value toward zero to the grid ``2^(E_j - 36)`` with
+    ``2^(E_j - 1) <= M_j < 2^E_j`` the declared bound of its column: less than
+    ``2^-35 M_j``, inside the declared domain (the guarantee is unchanged).
+    Statistics merge only with statistics of the same scheme (the same skdp).
 
     Examples
     --------
@@ -237,9 +123,10 @@ class FMStatistics:
     (100, (4, 4))
     """
 
-    def __init__(self, levels, exponents, n, *, n_coef, kappa, items):
+    def __init__(self, levels, units, n, *, n_coef, kappa, items):
+        self._scheme = SCHEME
         self._levels = levels
-        self._exponents = exponents
+        self._units = tuple(units)
         self._n = int(n)
         self._n_coef = int(n_coef)
         self._kappa = float(kappa)
@@ -269,8 +156,13 @@ class FMStatistics:
         return hashlib.sha256(repr(self._items).encode()).hexdigest()[:16]
 
     def _gram(self):
+        if getattr(self, "_scheme", None) != SCHEME:  # pickled by another skdp
+            raise ValueError(
+                "These FMStatistics were computed by another version of skdp (a "
+                "different exact-sum scheme); compute them again with this one."
+            )
         if self._float_gram is None:
-            self._float_gram = _exact_to_float(self._levels, self._exponents)
+            self._float_gram = exact_to_float(self._levels, self._units)
         return self._float_gram.copy()
 
     @property
@@ -290,6 +182,11 @@ class FMStatistics:
             raise TypeError(
                 f"can only merge FMStatistics with FMStatistics, got "
                 f"{type(other).__name__}."
+            )
+        if getattr(self, "_scheme", None) != getattr(other, "_scheme", None):
+            raise ValueError(
+                "Cannot merge FMStatistics computed by different versions of skdp "
+                "(different exact-sum schemes); compute them again with one."
             )
         if self._items != other._items:
             mine, theirs = dict(self._items), dict(other._items)
@@ -311,8 +208,8 @@ class FMStatistics:
     def __add__(self, other):
         self._check_mergeable(other)
         return FMStatistics(
-            _carry(self._levels + other._levels),
-            self._exponents,
+            carry(self._levels + other._levels),
+            self._units,
             self._n + other._n,
             n_coef=self._n_coef,
             kappa=self._kappa,
@@ -329,8 +226,10 @@ class FMStatistics:
             return NotImplemented
         return (
             self._items == other._items
+            and getattr(self, "_scheme", None) == getattr(other, "_scheme", None)
+            and self._units == other._units
             and self._n == other._n
-            and np.array_equal(self._levels, other._levels)
+            and np.array_equal(carry(self._levels.copy()), carry(other._levels.copy()))
         )
 
     __hash__ = None
@@ -358,39 +257,14 @@ def compute_statistics(X, y, objective, domain, *, items=None):
         The fingerprint items (default :func:`fingerprint_items` of the domain).
     """
     kappa, beta = objective_constants(objective)
-    X = np.asarray(X)
-    y = np.asarray(y)
-    n, d = X.shape
-    n_targets = 1 if y.ndim == 1 else y.shape[1]
-    exponents = _exponents(objective, domain, n_targets)
-    q = exponents.size
-    levels = np.zeros((_LEVELS, q, q), np.int64)
-    rows = max(1, min(_MAX_ROWS, n, _CHUNK_BYTES // (8 * _N_LIMBS * q)))
-    with np.errstate(over="ignore"):  # inf: _limb_gram then uses ldexp
-        scale = np.ldexp(1.0, 53 - exponents)
-    Z = np.empty((rows, q))
-    L = np.empty((rows, _N_LIMBS * q))
-    p = domain.n_coef
-    # one BLAS thread (as sklearn's KMeans does): tall-skinny Gram products gain
-    # little from threads, and oversubscribed OpenBLAS threads spin
-    with threadpool_limits(limits=1, user_api="blas"):
-        for start in range(0, n, rows):
-            Xc, yc = clip_to_domain(
-                X[start : start + rows], y[start : start + rows], objective, domain
-            )
-            r = Xc.shape[0]
-            Zc = Z[:r]
-            Zc[:, :d] = Xc
-            if domain.fit_intercept:
-                Zc[:, d] = domain.intercept_scaling
-            Zc[:, p:] = beta(yc).reshape(r, n_targets)
-            levels = _carry(levels + _limb_gram(Zc, scale, exponents, L))
+    labels = beta(clip_labels(y, objective, domain))
+    levels, units = exact_gram(np.asarray(X), labels, objective, domain)
     if items is None:
         items = fingerprint_items(objective, domain)
     return FMStatistics(
         levels,
-        exponents,
-        n,
+        units,
+        len(labels),
         n_coef=domain.n_coef,
         kappa=kappa,
         items=items,

@@ -1,6 +1,8 @@
 """The functional mechanism's three steps and their drivers, shared by
 FMLinearRegression and FMLogisticRegression."""
 
+import functools
+
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_X_y
@@ -23,6 +25,40 @@ from skdp.utils.sklearn_compat import (
 )
 
 __all__ = ["FMStatistics"]
+
+
+# validated parameters -> declared domains of the calls to statistics(): a
+# statistics() call on a small block would otherwise spend most of its time
+# validating the same parameters and resolving the same domain again. Keyed by
+# the parameters' values (arrays by their bytes), so a changed parameter is a
+# new key; the domain depends on nothing else.
+_DOMAINS = {}
+_DOMAINS_SIZE = 16
+
+
+@functools.cache
+def _parameter_names(cls):
+    return tuple(cls._get_param_names())
+
+
+def _value_key(value):
+    """A hashable stand-in equal for equal parameter values."""
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.dtype.str, value.shape, value.tobytes())
+    if isinstance(value, list | tuple):
+        return (type(value).__name__, tuple(_value_key(v) for v in value))
+    try:
+        hash(value)
+    except TypeError:
+        return ("object", id(value))  # never equal to another object's key
+    return (type(value).__name__, value)
+
+
+def _all_finite(a):
+    """No NaN or infinity in a numeric array (the sum is finite for most)."""
+    if a.dtype.kind != "f" or np.isfinite(a.sum()):
+        return True
+    return bool(np.isfinite(a).all())  # a finite array whose sum overflowed
 
 
 class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator):
@@ -61,25 +97,59 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
             classification): inferring it per block would leak it and depend on
             how the rows were split.
         """
-        self._validate_params()
+        key = (type(self),) + tuple(
+            _value_key(getattr(self, name)) for name in _parameter_names(type(self))
+        )
+        if key not in _DOMAINS:
+            self._validate_params()
         if is_dask_collection(X) or is_dask_collection(y):
             return dask_statistics(self, X, y)
-        names = get_feature_names(X)
+        names = None if type(X) is np.ndarray else get_feature_names(X)
         names = None if names is None else tuple(names.tolist())
-        X, y = check_X_y(
+        X, y = self._statistics_rows(X, y)
+        domain = _DOMAINS.setdefault(key, {}).get(X.shape[1])
+        if domain is None:
+            domain = self._declared_domain(X.shape[1])
+            if len(_DOMAINS) > _DOMAINS_SIZE:
+                _DOMAINS.clear()
+            _DOMAINS.setdefault(key, {})[X.shape[1]] = domain
+        return self._block_statistics(
+            X, y, domain, self._fingerprint_items(domain, names)
+        )
+
+    def _statistics_rows(self, X, y):
+        """``(X, y)`` validated for :meth:`statistics`.
+
+        NumPy arrays of numbers are checked where they are (no copy: the
+        statistics read any numeric dtype exactly); anything else, and any
+        failed check, goes through scikit-learn's ``check_X_y`` (its errors).
+        """
+        numeric = "biuf"
+        if (
+            type(X) is np.ndarray
+            and type(y) is np.ndarray
+            and X.ndim == 2
+            and y.ndim == 1
+            and X.shape[0] == y.shape[0]
+            and X.shape[1] >= 1
+            and X.dtype.kind in numeric
+            and y.dtype.kind in numeric
+            and _all_finite(X)
+            and _all_finite(y)
+        ):
+            return X, y
+        return check_X_y(
             X,
             y,
             dtype=np.float64,
             y_numeric=self._objective == "squared",
             ensure_min_samples=0,
         )
-        domain = self._declared_domain(X.shape[1])
+
+    def _block_statistics(self, X, y, domain, items):
+        """:class:`FMStatistics` of validated rows for a resolved domain."""
         return compute_statistics(
-            X,
-            self._labels_for_statistics(y),
-            self._objective,
-            domain,
-            items=self._fingerprint_items(domain, names),
+            X, self._labels_for_statistics(y), self._objective, domain, items=items
         )
 
     @fit_context(prefer_skip_nested_validation=True)

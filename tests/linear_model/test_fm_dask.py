@@ -153,3 +153,42 @@ def test_grid_search_on_the_cluster_records_every_spend(client):
     assert len(tracker.spends) == 3 * len(epsilons) + 1
     best = search.best_params_["epsilon"]
     assert tracker.total.epsilon == pytest.approx(3 * sum(epsilons) + best)
+
+
+@pytest.mark.parametrize("scheduler", ["cluster", "threads", "sync"])
+def test_many_small_blocks_give_the_in_memory_model(client, scheduler):
+    # 60 blocks of 1 to 4 rows (the domain resolved once for all of them)
+    import dask
+    from threadpoolctl import threadpool_info
+
+    X, y = _data(n=150, d=3, seed=2)
+    sizes = np.resize([1, 2, 3, 4], 60)
+    dX = da.from_array(X, chunks=(tuple(sizes), 3))
+    dy = da.from_array(y, chunks=(tuple(sizes),))
+    reference = _linear().fit(X, y)
+    blas_before = [(i["filepath"], i["num_threads"]) for i in threadpool_info()]
+    if scheduler == "cluster":
+        model = _linear().fit(dX, dy)
+    else:
+        with dask.config.set(scheduler=scheduler):
+            model = _linear().fit(dX, dy)
+    np.testing.assert_array_equal(model.coef_, reference.coef_)
+    assert model.intercept_ == reference.intercept_
+    # the one-thread BLAS limit of the computation is lifted afterwards
+    assert [(i["filepath"], i["num_threads"]) for i in threadpool_info()] == (
+        blas_before
+    )
+
+
+def test_small_blocks_are_grouped_and_large_ones_stay_alone():
+    from skdp._fm.dask_statistics import _GROUP_BLOCKS, _GROUP_ELEMENTS, _groups
+
+    d = 4
+    big = _GROUP_ELEMENTS // d  # rows of a block at the threshold
+    rows = [1] * 300 + [big, big + 5, 3, 2]
+    groups = _groups(rows, d)
+    assert [i for g in groups for i in g] == list(range(len(rows)))  # in order
+    assert max(len(g) for g in groups) == _GROUP_BLOCKS
+    assert [300] in groups and [301] in groups  # large blocks: one task each
+    for g in groups:
+        assert len(g) == 1 or sum(rows[i] for i in g) * d <= _GROUP_ELEMENTS

@@ -9,7 +9,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from skdp._fm import DataDomain
-from skdp._fm.statistics import _exponents, clip_to_domain, compute_statistics
+from skdp._fm.statistics import clip_to_domain, compute_statistics
 from skdp.accounting import PrivacyBudget, track_budget
 from skdp.datasets import make_private_classification, make_private_regression
 from skdp.exceptions import BudgetExceededError
@@ -105,10 +105,14 @@ def test_statistics_are_the_exact_sums():
     )
     stats = compute_statistics(X, y, "squared", dom)
     Xc, yc = clip_to_domain(X, y, "squared", dom)
-    Z = np.hstack([Xc, np.full((60, 1), 0.75), (-2 * yc)[:, None]])
-    E = _exponents("squared", dom, 1)
-    Zq = np.ldexp(np.rint(np.ldexp(Z, 53 - E)), E - 53)  # the documented grid
-    assert np.max(np.abs(Zq - Z)) <= 2.0**-53
+    Z = np.hstack([Xc, (-2 * yc)[:, None]])
+    # the documented grid: 2^(E - 36) with 2^(E - 1) <= bound < 2^E (bounds 1
+    # and 3: E = 1 and 2), values truncated toward zero; the intercept is exact
+    E = np.array([1, 1, 1, 2])
+    Zq = np.ldexp(np.trunc(np.ldexp(Z, 36 - E)), E - 36)
+    assert np.all(np.abs(Zq - Z) < np.ldexp(1.0, E - 36))
+    assert np.all(np.abs(Zq) <= np.abs(Z))
+    Zq = np.insert(Zq, 3, 0.75, axis=1)
     exact = np.array(
         [
             [
@@ -258,7 +262,8 @@ def test_linear_sums_may_have_several_targets():
     parts = parts + compute_statistics(X[13:], Y[13:], "logistic_taylor", dom)
     assert parts == whole and whole.b.shape == (4, 2)
     Xa = np.column_stack([X, np.ones(40)])
-    np.testing.assert_allclose(whole.b, Xa.T @ (0.5 - Y), rtol=1e-14, atol=1e-14)
+    # each x moves by < 2^-35 on the grid (bound 1): |b error| < 40 * 0.5 * 2^-35
+    np.testing.assert_allclose(whole.b, Xa.T @ (0.5 - Y), rtol=0, atol=20 * 2.0**-35)
     one = compute_statistics(X, Y[:, 0], "logistic_taylor", dom)
     np.testing.assert_array_equal(one.b, whole.b[:, 0])
     with pytest.raises(ValueError, match="targets"):
