@@ -39,6 +39,27 @@ def likelihood_param(estimator, routing):
     return LIKELIHOOD if LIKELIHOOD in accepted else None
 
 
+def declare_on_privatizer(privatizer, name, value, shown, equal):
+    """Give the wrapper's declaration ``value`` to the privatizer's parameter
+    ``name``: set it when unset; refuse a privatizer without that parameter or
+    with a different value (``equal``), so that the domain is declared once.
+    ``shown`` is how the values appear in messages (e.g. ``list``)."""
+    declared = privatizer.get_params(deep=False)
+    if name not in declared:
+        raise ValueError(
+            f"{name} was given but the privatizer {type(privatizer).__name__} "
+            f"has no {name!r} parameter to take it."
+        )
+    own = declared[name]
+    if own is None:
+        privatizer.set_params(**{name: value})
+    elif not equal(own, value):
+        raise ValueError(
+            f"{name}={shown(value)!r} conflicts with the privatizer's "
+            f"{name}={shown(own)!r}; declare it once."
+        )
+
+
 def validate_features(estimator, X):
     """Record ``n_features_in_`` (and names) of features a sampler passes on.
 

@@ -18,6 +18,7 @@ from skdp.preprocessing._categorical import CategoryCodec
 from skdp.preprocessing._label_base import (
     LIKELIHOOD,
     PrivatizingWrapperMixin,
+    declare_on_privatizer,
     likelihood_param,
 )
 from skdp.utils.atomic_fit import atomic_fit
@@ -251,7 +252,13 @@ class PrivateLabelClassifier(
         param = likelihood_param(estimator, routing)
         privatizer = clone(self.privatizer)
         if self.classes is not None:
-            self._declare_classes(privatizer)
+            declare_on_privatizer(
+                privatizer,
+                "classes",
+                self.classes,
+                list,
+                lambda a, b: np.array_equal(np.asarray(a), np.asarray(b)),
+            )
         X_private, y_private = privatizer.fit_resample(X, y)
         passed = likelihood = None
         if self.pass_transition_matrix:
@@ -286,22 +293,6 @@ class PrivateLabelClassifier(
                 "were clean. Give the estimator its transition_matrix, use a "
                 "privatizer that describes its noise, or set "
                 "pass_transition_matrix=False to fit without correction."
-            )
-
-    def _declare_classes(self, privatizer):
-        declared = privatizer.get_params(deep=False)
-        if "classes" not in declared:
-            raise ValueError(
-                "classes was given but the privatizer "
-                f"{type(privatizer).__name__} has no 'classes' parameter to take it."
-            )
-        own = declared["classes"]
-        if own is None:
-            privatizer.set_params(classes=self.classes)
-        elif not np.array_equal(np.asarray(own), np.asarray(self.classes)):
-            raise ValueError(
-                f"classes={list(self.classes)!r} conflicts with the privatizer's "
-                f"classes={list(own)!r}; declare the label domain once."
             )
 
     def predict(self, X):

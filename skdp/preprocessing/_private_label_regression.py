@@ -11,7 +11,10 @@ from sklearn.utils.metadata_routing import process_routing
 from sklearn.utils.validation import check_is_fitted
 
 from skdp.accounting import BudgetTrackingMixin
-from skdp.preprocessing._label_base import PrivatizingWrapperMixin
+from skdp.preprocessing._label_base import (
+    PrivatizingWrapperMixin,
+    declare_on_privatizer,
+)
 from skdp.preprocessing._regression_label_release import RegressionLabelRelease
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.sklearn_compat import HasMethods, fit_context
@@ -131,7 +134,13 @@ class PrivateLabelRegressor(
             else clone(self.privatizer)
         )
         if self.label_bounds is not None:
-            self._declare_bounds(privatizer)
+            declare_on_privatizer(
+                privatizer,
+                "label_bounds",
+                tuple(self.label_bounds),
+                tuple,
+                lambda a, b: tuple(a) == tuple(b),
+            )
         X_private, y_private = privatizer.fit_resample(X, y)
         estimator = clone(self.estimator)
         estimator.fit(X_private, y_private, **fit_params)
@@ -139,22 +148,6 @@ class PrivateLabelRegressor(
         self.estimator_ = estimator
         self.privacy_spent_ = privatizer.privacy_spent_
         return self
-
-    def _declare_bounds(self, privatizer):
-        declared = privatizer.get_params(deep=False)
-        if "label_bounds" not in declared:
-            raise ValueError(
-                "label_bounds was given but the privatizer "
-                f"{type(privatizer).__name__} has no 'label_bounds' parameter."
-            )
-        own = declared["label_bounds"]
-        if own is None:
-            privatizer.set_params(label_bounds=tuple(self.label_bounds))
-        elif tuple(own) != tuple(self.label_bounds):
-            raise ValueError(
-                f"label_bounds={tuple(self.label_bounds)!r} conflicts with the "
-                f"privatizer's label_bounds={tuple(own)!r}; declare the range once."
-            )
 
     def predict(self, X):
         """Predictions of the inner estimator."""
