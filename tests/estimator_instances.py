@@ -153,3 +153,22 @@ def _private_logistic_regressions():
 
 INSTANCE_FACTORIES["OPLogisticRegression"] = _op_logistic_regressions
 INSTANCE_FACTORIES["PrivateLogisticRegression"] = _private_logistic_regressions
+# --- label privacy at the frontier (issue 28) ---
+def _private_label_regressors():
+    from sklearn.linear_model import LinearRegression, Ridge
+
+    from skdp.preprocessing import PrivateLabelRegressor, RegressionLabelRelease
+
+    # fixed privatizer seeds: the checks compare repeated fits
+    return [
+        PrivateLabelRegressor(
+            LinearRegression(), RegressionLabelRelease(epsilon=5.0, random_state=0)
+        ),
+        PrivateLabelRegressor(
+            Ridge(),
+            RegressionLabelRelease(epsilon=5.0, mechanism="rr_on_bins", random_state=0),
+        ),
+    ]
+
+
+INSTANCE_FACTORIES["PrivateLabelRegressor"] = _private_label_regressors

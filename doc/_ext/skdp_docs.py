@@ -290,8 +290,13 @@ BENCH_ABOUT = {
     ),
     "label_learning": (
         "Which learner to put after a label release: loss-corrected logistic "
-        "regression, symmetric losses and plain logistic regression on real data "
-        "sets (see :doc:`../user_guide/noisy_labels`)."
+        "regression, symmetric losses and plain logistic regression on labels "
+        "released by randomized response, the exponential mechanism and "
+        "RR-with-prior at equal label-DP epsilon, against an independent "
+        "RR-with-prior (LP-2ST) [Ghazi2021]_; label-private regression "
+        "(RR-on-bins [Ghazi2023]_, Laplace labels, the automatic choice) on real "
+        "regression tasks (see :doc:`../user_guide/noisy_labels` and "
+        ":doc:`../user_guide/label_privacy`)."
     ),
     "influence": (
         ":class:`~skdp.inspection.RRInfluenceEstimator`'s estimates of the cost "

@@ -1,9 +1,11 @@
 """Label and feature privatization (randomized response, exponential label
-release) and private per-feature ranges (:func:`private_bounds`).
+release, RR-with-prior, label-private regression) and private per-feature ranges
+(:func:`private_bounds`).
 
 Labels are not y-transformers in scikit-learn, so label privatizers follow the
 sampler protocol ``fit_resample(X, y) -> (X, y_private)`` (imbalanced-learn
-style) and :class:`PrivateLabelClassifier` privatizes the labels inside ``fit``.
+style) and :class:`PrivateLabelClassifier` / :class:`PrivateLabelRegressor`
+privatize the labels inside ``fit``.
 """
 
 from skdp.preprocessing._exponential_label import ExponentialLabelRelease
@@ -20,14 +22,20 @@ from skdp.preprocessing._private_bounds import (
     schema_bounds,
 )
 from skdp.preprocessing._private_label import PrivateLabelClassifier
+from skdp.preprocessing._private_label_regression import PrivateLabelRegressor
 from skdp.preprocessing._randomized_response import RandomizedResponse
+from skdp.preprocessing._regression_label_release import RegressionLabelRelease
+from skdp.preprocessing._rr_with_prior import RandomizedResponseWithPrior
 
 __all__ = [
     "ExponentialLabelRelease",
     "PrivateBounds",
     "PrivateBoundsWarning",
     "PrivateLabelClassifier",
+    "PrivateLabelRegressor",
     "RandomizedResponse",
+    "RandomizedResponseWithPrior",
+    "RegressionLabelRelease",
     "changed_labels_log_pmf",
     "label_flip_probability",
     "label_survival_probability",

@@ -14,23 +14,19 @@ from skdp.accounting import (
     record_spend,
 )
 from skdp.mechanisms import RandomizedResponseMechanism
-from skdp.preprocessing._categorical import (
-    as_output_labels,
-    check_labels,
-    is_dataframe,
-)
+from skdp.preprocessing._categorical import as_output_labels, check_labels
 from skdp.preprocessing._label_analysis import (
     _log_weights,
     _logsumexp,
     label_flip_probability,
 )
+from skdp.preprocessing._label_base import validate_features
 from skdp.utils import check_epsilon, check_random_state
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.sklearn_compat import (
     RANDOM_STATE,
     Interval,
     fit_context,
-    validate_data,
 )
 
 # Half-width of the k window in standard deviations, plus a margin for small n:
@@ -279,13 +275,7 @@ class ExponentialLabelRelease(BudgetTrackingMixin, BaseEstimator):
         return self.label_matrix_[:, self._released_codes].T
 
     def _fit(self, X, y):
-        if is_dataframe(X):
-            validate_data(self, X, skip_check_array=True)
-            X_checked = X
-        else:
-            X_checked = validate_data(
-                self, X, accept_sparse=True, dtype=None, ensure_all_finite=False
-            )
+        X_checked = validate_features(self, X)
         y_values, self.classes_, codec = check_labels(y, self.classes)
         check_consistent_length(X_checked, y_values)
         self.epsilon_ = check_epsilon(self.epsilon)

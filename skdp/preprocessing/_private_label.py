@@ -1,7 +1,5 @@
 """Meta-estimator: privatize the labels inside ``fit``, then fit a classifier."""
 
-import inspect
-
 import numpy as np
 from sklearn import get_config
 from sklearn.base import (
@@ -10,20 +8,19 @@ from sklearn.base import (
     MetaEstimatorMixin,
     clone,
 )
-from sklearn.pipeline import Pipeline
-from sklearn.utils import get_tags
-from sklearn.utils.metadata_routing import (
-    MetadataRouter,
-    MethodMapping,
-    get_routing_for_object,
-    process_routing,
-)
+from sklearn.utils.metadata_routing import process_routing
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from skdp.accounting import BudgetTrackingMixin
 from skdp.preprocessing._categorical import CategoryCodec
+from skdp.preprocessing._label_base import (
+    LIKELIHOOD,
+    PrivatizingWrapperMixin,
+    declare_on_privatizer,
+    likelihood_param,
+)
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.sklearn_compat import HasMethods, fit_context
 
@@ -37,17 +34,6 @@ def _inner_has(attr):
         return True
 
     return check
-
-
-def _tags_of(obj):
-    try:
-        return get_tags(obj)
-    except (AttributeError, TypeError):  # not a scikit-learn object: defaults
-        return get_tags(BaseEstimator())
-
-
-#: The fit parameter of per-row noise likelihoods (see ``_likelihood_param``).
-LIKELIHOOD = "label_likelihood"
 
 
 def _transition_matrix_keys(estimator):
@@ -97,28 +83,12 @@ def _pass_noise_description(estimator, privatizer, keys, matrix):
         estimator.set_params(**updates)
 
 
-def _likelihood_param(estimator, routing):
-    """The fit parameter through which ``estimator.fit`` takes per-row label
-    likelihoods (``label_likelihood``, or ``step__label_likelihood`` for a
-    Pipeline without metadata routing), or None if it takes none."""
-    if routing:
-        request = get_routing_for_object(estimator)
-        return LIKELIHOOD if request.consumes("fit", [LIKELIHOOD]) else None
-    if isinstance(estimator, Pipeline):
-        name, last = estimator.steps[-1]
-        inner = (
-            None if last in (None, "passthrough") else _likelihood_param(last, False)
-        )
-        return None if inner is None else f"{name}__{inner}"
-    try:
-        accepted = inspect.signature(estimator.fit).parameters
-    except (AttributeError, TypeError, ValueError):
-        return None
-    return LIKELIHOOD if LIKELIHOOD in accepted else None
-
-
 class PrivateLabelClassifier(
-    MetaEstimatorMixin, ClassifierMixin, BudgetTrackingMixin, BaseEstimator
+    PrivatizingWrapperMixin,
+    MetaEstimatorMixin,
+    ClassifierMixin,
+    BudgetTrackingMixin,
+    BaseEstimator,
 ):
     """Fit a classifier on labels released by a label-privacy sampler.
 
@@ -279,22 +249,28 @@ class PrivateLabelClassifier(
             fit_params = process_routing(self, "fit", **fit_params).estimator.fit
         estimator = clone(self.estimator)
         unset, user_set = _transition_matrix_keys(estimator)
-        likelihood_param = _likelihood_param(estimator, routing)
+        param = likelihood_param(estimator, routing)
         privatizer = clone(self.privatizer)
         if self.classes is not None:
-            self._declare_classes(privatizer)
+            declare_on_privatizer(
+                privatizer,
+                "classes",
+                self.classes,
+                list,
+                lambda a, b: np.array_equal(np.asarray(a), np.asarray(b)),
+            )
         X_private, y_private = privatizer.fit_resample(X, y)
         passed = likelihood = None
         if self.pass_transition_matrix:
             passed = getattr(privatizer, "label_matrix_", None) if unset else None
-            if likelihood_param is not None and not user_set:
+            if param is not None and not user_set:
                 likelihood = getattr(privatizer, "label_likelihood_", None)
             if passed is None and likelihood is None:
                 self._refuse_uncorrected(estimator, unset, privatizer)
             else:
                 _pass_noise_description(estimator, privatizer, unset, passed)
             if likelihood is not None:
-                fit_params = {**fit_params, likelihood_param: likelihood}
+                fit_params = {**fit_params, param: likelihood}
         estimator.fit(X_private, y_private, **fit_params)
         self.transition_matrix_ = passed
         self.privatizer_ = privatizer
@@ -318,44 +294,6 @@ class PrivateLabelClassifier(
                 "privatizer that describes its noise, or set "
                 "pass_transition_matrix=False to fit without correction."
             )
-
-    def _declare_classes(self, privatizer):
-        declared = privatizer.get_params(deep=False)
-        if "classes" not in declared:
-            raise ValueError(
-                "classes was given but the privatizer "
-                f"{type(privatizer).__name__} has no 'classes' parameter to take it."
-            )
-        own = declared["classes"]
-        if own is None:
-            privatizer.set_params(classes=self.classes)
-        elif not np.array_equal(np.asarray(own), np.asarray(self.classes)):
-            raise ValueError(
-                f"classes={list(self.classes)!r} conflicts with the privatizer's "
-                f"classes={list(own)!r}; declare the label domain once."
-            )
-
-    def get_metadata_routing(self):
-        """Metadata routing: ``fit`` routes to ``estimator.fit``.
-
-        Returns
-        -------
-        routing : MetadataRouter
-        """
-        return MetadataRouter(owner=self).add(
-            estimator=self.estimator,
-            method_mapping=MethodMapping().add(caller="fit", callee="fit"),
-        )
-
-    @property
-    def n_features_in_(self):
-        """Number of features seen in ``fit``."""
-        return self.privatizer_.n_features_in_
-
-    @property
-    def feature_names_in_(self):
-        """Feature names seen in ``fit`` (only if ``X`` had string column names)."""
-        return self.privatizer_.feature_names_in_
 
     def predict(self, X):
         """Predicted classes of the inner estimator."""
@@ -398,14 +336,7 @@ class PrivateLabelClassifier(
         return out
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        inner, sampler = _tags_of(self.estimator), _tags_of(self.privatizer)
-        tags.input_tags.sparse = inner.input_tags.sparse and sampler.input_tags.sparse
-        tags.input_tags.allow_nan = (
-            inner.input_tags.allow_nan and sampler.input_tags.allow_nan
-        )
-        tags.input_tags.categorical = inner.input_tags.categorical
-        tags.input_tags.string = inner.input_tags.string
+        tags = self._combine_input_tags(super().__sklearn_tags__(), self.privatizer)
         # the labels are noisy: accuracy thresholds of the common checks do not apply
         tags.classifier_tags.poor_score = True
         return tags
