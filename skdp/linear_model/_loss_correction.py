@@ -325,6 +325,8 @@ default=None
     30 splits): at eps = 0.1 every fit is refused (standard error 0.81); at
     eps = 0.5 every fit is projected and all beat the majority class (mean
     accuracy 0.25); at eps = 1, 11 of 30 are projected, all beat it.
+    A backward fit whose model predicts one class on every training row
+    (possible on small data even with positive counts) warns as well.
 
     **Forward correction is consistent.** If the model's p(x) is the clean
     posterior, T^T p(x) is the posterior of the noisy label, and the forward
