@@ -325,6 +325,8 @@ default=None
     30 splits): at eps = 0.1 every fit is refused (standard error 0.81); at
     eps = 0.5 every fit is projected and all beat the majority class (mean
     accuracy 0.25); at eps = 1, 11 of 30 are projected, all beat it.
+    A backward fit whose model predicts one class on every training row
+    (possible on small data even with positive counts) warns as well.
 
     **Forward correction is consistent.** If the model's p(x) is the clean
     posterior, T^T p(x) is the posterior of the noisy label, and the forward
@@ -493,7 +495,32 @@ default=None
         else:
             self.coef_ = theta.copy()
             self.intercept_ = np.zeros(n_out)
+        if self.correction == "backward":
+            self._warn_if_one_class(X, y_codes)
         return self
+
+    def _warn_if_one_class(self, X, y_codes):
+        """Warn when the backward-corrected model predicts one class everywhere.
+
+        The backward risk can be minimized by a model that ignores the features
+        even where its class counts are positive (small data, noisy labels): a
+        one-class model is then returned with a warning, never silently.
+        """
+        if np.unique(y_codes).size < 2:
+            return
+        Z = X @ self.coef_.T + self.intercept_
+        predicted = Z[:, 0] > 0 if self.classes_.size == 2 else Z.argmax(axis=1)
+        if np.unique(predicted).size > 1:
+            return
+        warnings.warn(
+            "The backward-corrected model predicts one class on every training "
+            "row although the released labels hold several: at this epsilon and "
+            "sample size the corrected labels carry too little information for "
+            "the features to move the prediction. Spend more epsilon, use more "
+            "rows, or try correction='forward'.",
+            UserWarning,
+            stacklevel=external_stacklevel(),
+        )
 
     def _loss(self, y_codes, sample_weight, T, has_matrix, label_likelihood):
         """The per-row loss of the chosen correction (warns where it must)."""

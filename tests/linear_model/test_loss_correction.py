@@ -597,3 +597,26 @@ def test_fit_reaches_the_gradient_tolerance(n_features, correction):
     )
     theta = np.hstack([model.coef_, model.intercept_[:, None]]).ravel()
     assert np.abs(objective(theta)[1]).max() <= model.tol
+
+
+def test_a_one_class_backward_model_is_never_silent():
+    # issue 28: a backward fit can ignore the features even where its class
+    # counts are positive (found on 150-row tasks in bench_label_learning).
+    # Features that carry no signal and balanced labels: the penalised
+    # coefficients vanish and one class wins everywhere.
+    rng = np.random.default_rng(0)
+    T = _rr_matrix(1.0, 2)
+    X = 1e-6 * rng.normal(size=(200, 2))
+    y = np.r_[np.zeros(90, int), np.ones(110, int)]
+    with pytest.warns(UserWarning, match="predicts one class on every training row"):
+        model = LossCorrectedLogisticRegression(
+            transition_matrix=T, correction="backward"
+        ).fit(X, y)
+    assert np.unique(model.predict(X)).size == 1
+    # a model that separates the classes gives no such warning
+    X_signal = np.c_[np.where(y == 1, 1.0, -1.0), rng.normal(size=len(y))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        LossCorrectedLogisticRegression(transition_matrix=T, correction="backward").fit(
+            X_signal, y
+        )
