@@ -153,6 +153,8 @@ def _private_logistic_regressions():
 
 INSTANCE_FACTORIES["OPLogisticRegression"] = _op_logistic_regressions
 INSTANCE_FACTORIES["PrivateLogisticRegression"] = _private_logistic_regressions
+
+
 # --- label privacy at the frontier (issue 28) ---
 def _private_label_regressors():
     from sklearn.linear_model import LinearRegression, Ridge
