@@ -165,7 +165,7 @@ class OPLogisticRegression(
     logistic regression, where the functional mechanism
     (:class:`FMLogisticRegression`) stops at its quadratic surrogate's
     ceiling. With its data-free ridge it was better than or tied with the FM
-    in 406 of 420 measured cells, small ``n epsilon`` included
+    in 410 of 420 measured cells, small ``n epsilon`` included
     (:class:`PrivateLogisticRegression` chooses between them).
 
     Parameters
@@ -363,11 +363,11 @@ class OPLogisticRegression(
       small shrinks a strong signal by a bias that does not fall with ``n``.
       So once the noise is small the guess should grow with ``n epsilon``;
       the rate (linear) and the knee (``300`` per noise coordinate) are read
-      off the grid (a square-root growth changed too little where the bias
-      shows: Adult at epsilon 5 and 10, pure, about 0.842 and 0.846 against
-      0.845 and 0.848 with the linear one, 0.838 and 0.841 with the former
-      guess ``4 / R_x``; interpolated from the ridge sweep, 4 seeds; the
-      non-private fit scores 0.847).
+      off the grid. Adult at epsilon 5 and 10, pure: 0.845 and 0.848 with
+      the linear growth, 0.838 and 0.841 with the former guess ``4 / R_x``
+      (the grid, 4 seeds); a square-root growth gave about 0.842 and 0.846
+      (interpolated from a sweep of ridge multiples); the non-private fit
+      scores 0.847.
 
     Both are public (``n``, ``p``, ``C``, ``epsilon``); the guarantee does not
     depend on ``lambda`` being good, only on it being data-free (the noise is
