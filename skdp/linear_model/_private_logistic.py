@@ -60,7 +60,7 @@ def noise_level(
     --------
     >>> from skdp.linear_model._private_logistic import noise_level
     >>> round(noise_level(30000, 47, 2, 1.0, 1e-9, bounds_X=(0, 1)), 2)
-    0.13
+    0.04
     """
     d = int(n_features)
     lower = upper = None
@@ -81,7 +81,7 @@ def noise_level(
         intercept_scaling=scaling if scaling > 0 else 1.0,
         max_nonzero=max_nonzero,
     )
-    problem = op_problem(op_domain(declared), n_samples, n_classes)
+    problem = op_problem(op_domain(declared), n_samples, n_classes, epsilon)
     return noise_to_signal(problem, float(epsilon), float(delta))
 
 

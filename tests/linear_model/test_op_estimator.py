@@ -270,6 +270,27 @@ def test_auto_reads_public_quantities_only(monkeypatch):
         assert a.noise_level_ == b.noise_level_ == rho
 
 
+def test_coef_norm_guess_grows_with_p_and_past_the_knee_with_n_epsilon():
+    """W = W_0 max(1, n eps / (300 k)): W_0 = (4 / R_x)(p / 30) binary,
+    4 C / R_x multinomial; no growth at eps = inf."""
+    from skdp._fm.domain import DataDomain
+    from skdp.linear_model._objective_perturbation import coef_norm_guess
+
+    d = 8
+    dom = DataDomain(
+        n_features=d, data_norm=2.0, fit_intercept=True, intercept_scaling=2.0
+    )
+    p, R_x = d + 1, 2.0
+    for C, W0 in ((2, 4 / R_x * p / 30), (4, 4 * 4 / R_x)):
+        k = p * (C - 1)
+        knee = 300 * k
+        assert coef_norm_guess(dom, knee, C, 1.0) == pytest.approx(W0, rel=1e-12)
+        assert coef_norm_guess(dom, 10, C, 0.5) == pytest.approx(W0, rel=1e-12)
+        assert coef_norm_guess(dom, knee, C, 7.0) == pytest.approx(7 * W0, rel=1e-12)
+        assert coef_norm_guess(dom, 3 * knee, C, 2.0) == pytest.approx(6 * W0)
+        assert coef_norm_guess(dom, 10**9, C, np.inf) == pytest.approx(W0)
+
+
 def test_noise_level_falls_with_n_and_epsilon():
     levels = [
         private_logistic.noise_level(n, 10, 2, eps, 1e-8, bounds_X=(0, 1))
