@@ -189,11 +189,11 @@ def figure_legend(fig, axes, ncol=6):
     fig.tight_layout(rect=(0, bottom, 1, 1))
 
 
-def save_figure(fig, out_dir, name):
+def save_figure(fig, out_dir, name, dpi=100):
     """Lay out ``fig``, write it to ``out_dir/<name>.png`` and close it; the path."""
     fig.tight_layout()
     path = Path(out_dir) / f"{name}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=dpi)
     pyplot().close(fig)
     return path

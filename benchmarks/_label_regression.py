@@ -25,7 +25,7 @@ import time
 import warnings
 
 import numpy as np
-from _common import markdown_table, paired_difference, progress
+from _common import markdown_table, paired_difference, progress, pyplot, save_figure
 from sklearn.linear_model import LinearRegression, RidgeCV
 from sklearn.model_selection import train_test_split
 
@@ -160,10 +160,6 @@ def tables(records, cfg):
 
 
 def plot(records, cfg, out_dir):
-    from pathlib import Path
-
-    from _common import pyplot
-
     plt = pyplot()
     tasks = list(dict.fromkeys(r[0] for r in records))
     cols = 4
@@ -189,9 +185,4 @@ def plot(records, cfg, out_dir):
         ax.axis("off")
     axes[0].set_ylabel("test MSE / clean OLS")
     axes[0].legend(fontsize=7)
-    fig.tight_layout()
-    path = Path(out_dir) / "label_learning_regression.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, out_dir, "label_learning_regression", dpi=110)

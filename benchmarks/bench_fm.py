@@ -52,6 +52,7 @@ from _common import (
     optional_diffprivlib,
     progress,
     pyplot,
+    save_figure,
     write_result,
 )
 from sklearn.linear_model import LinearRegression, LogisticRegression  # noqa: E402
@@ -435,12 +436,7 @@ def _plot(out_dir, name, lin_curves, log_curves, log_refs):
     ax.axhline(log_refs[1], color="gray", ls=":", label="majority")
     ax.set(xscale="log", xlabel="epsilon", ylabel="accuracy", title="Adult logistic")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = Path(out_dir) / f"{name}.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, out_dir, f"{name}", dpi=110)
 
 
 def main(quick=True, out_dir="benchmarks/results"):

@@ -82,6 +82,7 @@ from _common import (  # noqa: E402
     paired_difference,
     progress,
     pyplot,
+    save_figure,
     write_result,
 )
 from _rr_with_prior_reference import lp_2st  # noqa: E402
@@ -777,12 +778,7 @@ def plot(records, cfg, out_dir):
         ax.axis("off")
     axes[0].set_ylabel("test accuracy")
     axes[0].legend(fontsize=6)
-    fig.tight_layout()
-    path = Path(out_dir) / "label_learning.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, out_dir, "label_learning", dpi=110)
 
 
 def main(quick=True, out_dir="benchmarks/results"):

@@ -38,6 +38,7 @@ from _common import (  # noqa: E402
     machine_description,
     markdown_table,
     pyplot,
+    save_figure,
     write_result,
 )
 from _real_tasks import adult_income, diamonds_cut, digits  # noqa: E402
@@ -268,12 +269,7 @@ def plot(speed_records, results, cfg, out_dir):
     ax_acc.set_xlabel("eps (10-class RR on digits)")
     ax_acc.set_ylabel("test accuracy")
     ax_acc.legend(fontsize=7)
-    fig.tight_layout()
-    path = Path(out_dir) / "loss_correction.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, out_dir, "loss_correction", dpi=110)
 
 
 def main(quick=True, out_dir="benchmarks/results"):

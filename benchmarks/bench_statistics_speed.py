@@ -47,6 +47,7 @@ from _common import (  # noqa: E402
     markdown_table,
     optional_diffprivlib,
     pyplot,
+    save_figure,
     write_result,
 )
 from sklearn.linear_model import LinearRegression  # noqa: E402
@@ -325,12 +326,7 @@ def _plot(out_dir, results):
     ax.set_xlabel("features d")
     ax.set_ylabel("CPU time / floor (one BLAS thread)")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = Path(out_dir) / "bench_statistics_speed.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, out_dir, "bench_statistics_speed", dpi=110)
 
 
 def main(quick=True, out_dir="benchmarks/results"):

@@ -47,6 +47,7 @@ from _common import (  # noqa: E402
     markdown_table,
     progress,
     pyplot,
+    save_figure,
     write_result,
 )
 from sklearn.compose import ColumnTransformer  # noqa: E402
@@ -284,12 +285,7 @@ def _plot(out_dir, all_records, eps_list):
             ax.set_ylabel("median test AUC")
             ax.grid(alpha=0.3)
     axes[0, 0].legend(fontsize=8)
-    fig.tight_layout()
-    path = Path(out_dir) / "symmetric_loss.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, out_dir, "symmetric_loss", dpi=110)
 
 
 def main(quick=True, out_dir="benchmarks/results"):
