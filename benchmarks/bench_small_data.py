@@ -77,8 +77,8 @@ QUICK_MAX_TRAIN = 3_000
 SHARE = FMLinearRegression().bounds_budget_share  # the estimators' default
 BASELINES = ["AdaSSP", "Theil-Sen", "diffprivlib"]
 FM_SOLVES = ["FM declared", "FM ridge", "FM eb1"]
-REG_METHODS = [*FM_SOLVES, "FM Laplace", "FM private", *BASELINES]
-CLF_METHODS = ["FM declared", "FM private"]
+REG_METHODS = [*FM_SOLVES, "FM Laplace", "FM private", "FM tightened", *BASELINES]
+CLF_METHODS = ["FM declared", "FM private", "FM tightened"]
 
 
 def _quiet(fn, *args):
@@ -132,6 +132,14 @@ def _regression_cell(task, tr, te, eps, seed):
         public_bounds=_public(task),
     )
     out["FM private"] = mse(_quiet(private.fit, Xr[tr], ytr), Xr)
+    tightened = FMLinearRegression(
+        **common,
+        **declared,
+        mechanism="gaussian",
+        tighten_bounds=True,
+        public_bounds=_public(task),
+    )
+    out["FM tightened"] = mse(tightened.fit(X[tr], ytr), X)
     ada = AdaSSP(eps, delta, **declared, random_state=seed)
     out["AdaSSP"] = mse(ada.fit(X[tr], ytr), X)
     if OPENDP_VERSION:
@@ -168,9 +176,13 @@ def _binary_cell(task, tr, te, eps, seed):
     private = FMLogisticRegression(
         bounds_X="private", public_bounds=_public(task), **common
     )
+    tightened = FMLogisticRegression(
+        bounds_X=(0.0, 1.0), tighten_bounds=True, public_bounds=_public(task), **common
+    )
     return {
         "FM declared": declared.fit(X[tr], y[tr]).score(X[te], y[te]),
         "FM private": _quiet(private.fit, Xr[tr], y[tr]).score(Xr[te], y[te]),
+        "FM tightened": tightened.fit(X[tr], y[tr]).score(X[te], y[te]),
     }
 
 

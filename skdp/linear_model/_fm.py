@@ -329,14 +329,17 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
         if any(self._private_bounds_parts()):
             # a release of its own (recorded), drawn before the statistics' noise
             bounds_X, bounds_y, result = self._release_private_bounds(X, y, rng, schema)
-            # the fit works on each feature mapped to [-1, 1] from its range
-            scaler = _UnitScaler(*bounds_X)
-            X = scaler.transform(X)
-            released = (scaler.unit_box, bounds_y)
+            released = (None, bounds_y)
+            if bounds_X is not None:
+                # the fit works on each feature mapped to [-1, 1] from its range
+                scaler = _UnitScaler(*bounds_X)
+                X = scaler.transform(X)
+                released = (scaler.unit_box, bounds_y)
         elif self.public_bounds is not None:
             raise ValueError(
-                "public_bounds is used with bounds_X='private' only; with declared "
-                "bounds, put those ranges in bounds_X."
+                "public_bounds is used with bounds_X='private' or "
+                "tighten_bounds=True only; with declared bounds, put those ranges "
+                "in bounds_X."
             )
         domain = self._resolve_domain(X.shape[1], X, y, released)
         stats = self._chunk_statistics(X, y, domain)
@@ -349,8 +352,8 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
         if any(self._private_bounds_parts()):
             raise ValueError(
                 f"{type(self).__name__}.{step} needs declared bounds: private "
-                "bounds (bounds_X or bounds_y='private') are released by fit(X, y) "
-                "from all rows at once."
+                "bounds (bounds_X or bounds_y='private', or tighten_bounds=True) "
+                "are released by fit(X, y) from all rows at once."
             )
 
     @fit_context(prefer_skip_nested_validation=True)
@@ -494,6 +497,17 @@ _COMMON_PARAMS_DOC = """
         ``n * epsilon`` of 1,500-2,000 (n * epsilon per range below 100),
         while 0.2 costs little at large ``n * epsilon`` (tight ranges more
         than repay a smaller release budget).
+    tighten_bounds : bool, default=False
+        Treat the declared ``bounds_X`` (and ``bounds_y``) as a loose public
+        envelope (ranges from documentation are often 10^2-10^5 times the
+        data's spread) and let :meth:`fit` release a tighter range inside each
+        with ``bounds_budget_share * epsilon``, as for ``"private"`` but on
+        the envelope's candidates
+        (:func:`~skdp.preprocessing.private_bounds`, ``envelope=``): where the
+        budget is too small to find a tighter range the release keeps the
+        declared one. Columns in ``public_bounds`` (or boolean / categorical
+        DataFrame columns) are exact and cost nothing. Off by default: a
+        declared range is used as declared unless asked.
     random_state : None, int, RandomState or Generator, default=None
         Source of the noise."""
 
