@@ -19,6 +19,7 @@ from skdp._fm.estimator import (
 from skdp._fm.statistics import FMStatistics, compute_statistics
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.preprocessing import schema_bounds
+from skdp.preprocessing._private_bounds import UnitScaler as _UnitScaler
 from skdp.utils import check_random_state
 from skdp.utils.sklearn_compat import (
     fit_context,
@@ -538,56 +539,3 @@ _COMMON_ATTRS_DOC = """
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X has string column names."""
-
-
-class _UnitScaler:
-    """Each feature mapped from its range ``[lo, hi]`` to ``[-1, 1]``.
-
-    A public reparametrization (the ranges are released before): the model
-    ``x'^T w' + b'`` on ``x' = (x - m) / h`` is ``x^T w + b`` with ``w = w' / h``
-    and ``b = b' - m^T w``. It makes every feature's part of the sensitivity
-    the same size, so that a feature with a wide range does not drown the
-    others in noise (the released entries share one noise scale). A range of
-    width 0 maps its feature to 0 (a constant, coefficient 0).
-    """
-
-    def __init__(self, lower, upper):
-        self.lower = np.asarray(lower, dtype=np.float64)
-        self.upper = np.asarray(upper, dtype=np.float64)
-        self.mid = 0.5 * (self.lower + self.upper)
-        half = 0.5 * (self.upper - self.lower)
-        self.constant = ~(half > 0)
-        self.half = np.where(self.constant, 1.0, half)
-
-    @property
-    def unit_box(self):
-        width = np.where(self.constant, 0.0, 1.0)
-        return (-width, width)
-
-    def transform(self, X):
-        Z = (np.clip(X, self.lower, self.upper) - self.mid) / self.half
-        Z[:, self.constant] = 0.0
-        return Z
-
-    def _coef(self, coef):
-        return np.asarray(coef) / self.half
-
-    def _intercept(self, coef, intercept):
-        return intercept - np.asarray(coef) @ self.mid
-
-    def to_user_units(self, est):
-        """Map a fitted estimator's model and box back to the user's units."""
-        for coef_name, intercept_name in (
-            ("coef_", "intercept_"),
-            ("taylor_coef_", "taylor_intercept_"),
-        ):
-            if coef_name in est.__dict__:
-                coef = self._coef(est.__dict__[coef_name])
-                intercept = self._intercept(coef, est.__dict__[intercept_name])
-                if np.ndim(intercept) == 0:
-                    intercept = float(intercept)
-                setattr(est, coef_name, coef)
-                setattr(est, intercept_name, intercept)
-        est.bounds_ = (self.lower.copy(), self.upper.copy())
-        est.offset_X_ = self.mid.copy()
-        est.scale_X_ = self.half.copy()
