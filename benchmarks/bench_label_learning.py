@@ -64,6 +64,7 @@ with the reason; the seed's barrier-hinge claim (issue 17); label-private
 regression (``_label_regression``).
 """
 
+import argparse
 import sys
 import time
 import warnings
@@ -76,7 +77,6 @@ import _label_regression  # noqa: E402
 from _common import (  # noqa: E402
     ADULT_DROPPED,
     ADULT_NUMERIC_RANGES,
-    cli,
     machine_description,
     markdown_table,
     paired_difference,
@@ -781,10 +781,13 @@ def plot(records, cfg, out_dir):
     return save_figure(fig, out_dir, "label_learning", dpi=110)
 
 
-def main(quick=True, out_dir="benchmarks/results"):
+def main(quick=True, out_dir="benchmarks/results", n_seeds=None):
     """Label releases at equal label-DP eps and the learners that follow them;
-    label-private regression (box-encoded real data)."""
-    cfg = QUICK if quick else FULL
+    label-private regression (box-encoded real data). ``n_seeds`` overrides
+    the mode's number of seeds (classification and regression alike)."""
+    cfg = dict(QUICK if quick else FULL)
+    if n_seeds is not None:
+        cfg["seeds"] = cfg["reg_seeds"] = int(n_seeds)
     start, cpu_start = time.perf_counter(), time.process_time()
     records = []
     with threadpool_limits(1):
@@ -832,4 +835,10 @@ def _n_train(task, cfg):
 
 
 if __name__ == "__main__":
-    cli(main)
+    # _common.cli plus --seeds (e.g. --full --seeds 10)
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--full", action="store_true", help="full mode (slow)")
+    parser.add_argument("--out-dir", default="benchmarks/results")
+    parser.add_argument("--seeds", type=int, default=None, help="number of seeds")
+    args = parser.parse_args()
+    main(quick=not args.full, out_dir=args.out_dir, n_seeds=args.seeds)

@@ -18,9 +18,12 @@ from skdp.preprocessing._categorical import as_output_labels
 from skdp.preprocessing._label_base import NoReleaseFitMixin, validate_features
 from skdp.preprocessing._rr_on_bins import (
     RROnBins,
+    cautious_counts,
     histogram_cells,
+    kept_counts,
+    noisy_label_counts,
     optimal_bins,
-    private_label_histogram,
+    pooled_counts,
     refine_prior,
 )
 from skdp.utils import (
@@ -128,7 +131,9 @@ class RegressionLabelRelease(NoReleaseFitMixin, BudgetTrackingMixin, BaseEstimat
     - ``"auto"``: the prior is released as for ``"rr_on_bins"``; then the
       mechanism with the smaller predicted excess risk of a linear model fitted
       on the released labels is used, RR-on-bins or Laplace noise, each with the
-      budget left (see Notes).
+      budget left (see Notes). When the histogram would have a single cell it
+      carries no information: none is released and the choice, made from
+      public quantities, gets all of epsilon (also for ``"rr_on_bins"``).
 
     Parameters
     ----------
@@ -154,7 +159,10 @@ class RegressionLabelRelease(NoReleaseFitMixin, BudgetTrackingMixin, BaseEstimat
     delta : float, default=0.0
         For ``mechanism="gaussian"`` only, in (0, 1).
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator
-        Source of the noise (one generator per call).
+        Source of the noise (one generator per call). Two independent streams
+        are derived from it, one for the prior and one for the labels; the
+        labels' stream does not depend on the mechanism, so releases with one
+        ``random_state`` share their labels' randomness (paired comparisons).
 
     Attributes
     ----------
@@ -163,7 +171,8 @@ class RegressionLabelRelease(NoReleaseFitMixin, BudgetTrackingMixin, BaseEstimat
         (``"none"`` at epsilon = inf).
     label_bounds_ : tuple of float
     prior_epsilon_ : float
-        Spent on the label histogram (0 if none was released).
+        Spent on the label histogram (0 if none was released, e.g. when it
+        would have one cell: n * prior_share * epsilon < 16).
     label_epsilon_ : float
         Spent on the labels.
     prior_ : ndarray or None
@@ -240,16 +249,58 @@ class RegressionLabelRelease(NoReleaseFitMixin, BudgetTrackingMixin, BaseEstimat
     linear in y, L = Cov(b, y)^2 / Var(y) (with a linear signal the label is
     the route from x to b); the rest of b varies within the bins like noise and
     averages out like V. So the rule predicts L + (V + E[b^2] - L) (d + 1) / n
-    from the released prior (its cautious version, with the mass the
-    threshold dropped put back on the dropped cells; see
-    ``private_label_histogram``) and public n, d = ``n_features_in_``, eps and R
     for RR-on-bins with the paper's outputs (whose bias, a shrinkage toward the
     mean, is almost all linear) and debiased (whose bias is the spread within
     a bin), and 2 (R / eps_l)^2 (d + 1) / n for Laplace noise
-    (``mechanism="auto"``); the smallest wins. The rule was checked, not tuned,
-    on eleven real regression tasks (``benchmarks/bench_label_learning.py``).
-    The budget spent on the prior is not refunded when Laplace noise is chosen
-    (the choice looks at the prior).
+    (``mechanism="auto"``), from public n, d = ``n_features_in_``, eps and R
+    and the released histogram; the smallest wins. L counts the whole linear
+    bias as kept: it is exact when x explains the label, and overstates the
+    bins' risk by the factor R^2 of the clean fit otherwise (a quantity of the
+    private labels that the rule does not spend budget on).
+
+    **Three readings of one histogram** (all post-processing of the noisy
+    counts, ``_rr_on_bins``): *kept* (``prior_``), the counts above the
+    threshold; *cautious*, with the mass the threshold dropped (n minus the
+    kept counts) put back on the dropped cells in proportion to their noisy
+    counts clipped at 0; *pooled*, with that mass put back where the signed
+    noisy counts of the dropped cells, averaged over windows of about sqrt(m)
+    cells, exceed one standard deviation of their noise
+    (:func:`~skdp.preprocessing._rr_on_bins.pooled_counts`). The bins and
+    their debiased values are fitted to the cautious prior: its outer bins
+    then cover every tail that may be there (fitted to the kept prior, the
+    outer bins of a spread-out label law missed its dropped tails and, under
+    the labels' own law, had up to twice the predicted risk of the cautious
+    fit on the benchmark's tasks). The risks are predicted under the pooled
+    prior: the cautious one puts the noise of every empty cell (scale / 2 on
+    average) into phantom tails, which on a declared range much wider than the
+    labels' spread (a log income declared on [0, 9.9] with a spread of 0.7)
+    sit far from the data and overstated the bins' risk several-fold; pooled
+    windows of empty cells average out to about 0.
+
+    **When the choice is public.** If the histogram would have one cell
+    (n eps_p < 16), its normalized release is [1] whatever the labels: no
+    histogram is released, the prior is uniform (a public quantity), the
+    choice is a function of (n, d, eps, R) alone, and all of eps goes to the
+    labels (``prior_epsilon_ = 0``). Otherwise no choice of Laplace noise can
+    be made from public quantities without being wrong for some labels: if
+    every label is lo or hi, two bins at the two ends report the label by
+    binary randomized response, and the debiased reports are unbiased with
+    variance p q R^2 / (p - q)^2 = R^2 e^eps / (e^eps - 1)^2 =
+    (R / eps)^2 ((eps / 2) / sinh(eps / 2))^2 <= (R / eps)^2, at most half
+    the Laplace variance 2 (R / eps)^2 at every (n, d, eps, R); with the
+    prior's share s taken from eps it stays below when (1 - s)^-2 / 2 < 1,
+    i.e. s < 1 - 1 / sqrt(2) = 29% (the automatic share is below that once
+    n eps >= 64 / 0.29 = 221), and the rule sees such labels as soon as the
+    histogram has two cells. Hence the prior is released whenever it has two
+    cells or more, and its share is not refunded when Laplace noise is chosen
+    (for shares above 29% the argument above does not exclude a public
+    choice; none is made). (The converse, "bins for every
+    label law", is public when 2 (R / eps_l)^2 (d + 1) / n exceeds R^2, the
+    largest squared error of any report, but it saves nothing: the bins need
+    the prior.)
+
+    The rules were checked, not tuned, on eleven real regression tasks
+    (``benchmarks/bench_label_learning.py``).
 
     References
     ----------
@@ -341,7 +392,13 @@ class RegressionLabelRelease(NoReleaseFitMixin, BudgetTrackingMixin, BaseEstimat
             record_spend(self.privacy_spent_, f"{type(self).__name__}.fit_resample")
             return X, as_output_labels(y, y_clipped)
 
-        rng = check_random_state(self.random_state)
+        # the labels' noise has its own stream, the same for every mechanism:
+        # two releases with one random_state share it (common random numbers,
+        # for paired comparisons); the prior's stream is independent of it
+        prior_rng, rng = (
+            np.random.default_rng(seed)
+            for seed in check_random_state(self.random_state).integers(2**63, size=2)
+        )
         if self.mechanism in ("laplace", "gaussian"):
             self.label_epsilon_ = epsilon
             mechanism = self._additive(self.mechanism, epsilon, delta)
@@ -359,24 +416,24 @@ class RegressionLabelRelease(NoReleaseFitMixin, BudgetTrackingMixin, BaseEstimat
             if self.prior_share == "auto"
             else float(self.prior_share)
         )
-        self.prior_epsilon_ = share * epsilon
+        cells = histogram_cells(n, share * epsilon)
+        # one cell: the released histogram is [1] whatever the labels, so the
+        # prior is public (uniform) and all of epsilon goes to the labels
+        self.prior_epsilon_ = share * epsilon if cells > 1 else 0.0
         self.label_epsilon_ = epsilon - self.prior_epsilon_
         # the whole budget is recorded (and a cap enforced) before any draw
+        events = [EpsilonDeltaEvent(self.label_epsilon_)]
+        if self.prior_epsilon_ > 0:
+            events.insert(0, EpsilonDeltaEvent(self.prior_epsilon_))
         record_spend(
             self.privacy_spent_,
             f"{type(self).__name__}.fit_resample",
-            mechanism=[
-                EpsilonDeltaEvent(self.prior_epsilon_),
-                EpsilonDeltaEvent(self.label_epsilon_),
-            ],
-        )
-        cells = histogram_cells(n, self.prior_epsilon_)
-        self.prior_, cautious, _ = private_label_histogram(
-            y_clipped, (lo, hi), cells, self.prior_epsilon_, rng
+            mechanism=events,
         )
         self.prior_edges_ = np.linspace(lo, hi, cells + 1)
-        channel, points, mass = self._bins(self.label_epsilon_)
-        risks = self._predicted_risks(channel, points, mass, cautious, n)
+        self.prior_, cautious, pooled = self._prior(y_clipped, cells, prior_rng)
+        channel, points, mass = self._bins(cautious, self.label_epsilon_)
+        risks = self._predicted_risks(channel, points, mass, pooled, n)
         self.predicted_risk_ = risks
         allowed = {
             "auto": ["rr_on_bins", "rr_on_bins_debiased", "laplace"],
@@ -456,10 +513,29 @@ class RegressionLabelRelease(NoReleaseFitMixin, BudgetTrackingMixin, BaseEstimat
             self.noise_scale_ = mechanism.sigma
         return mechanism
 
-    def _bins(self, epsilon):
-        """The RR-on-bins channel for the released prior (post-processing)."""
+    def _prior(self, y_clipped, cells, rng):
+        """The released histogram, post-processed into three priors (kept,
+        cautious, pooled; see Notes), each normalized; uniform when no cell
+        is kept or when there is one cell (then nothing is released)."""
+        uniform = np.full(cells, 1.0 / cells)
+        if cells == 1:
+            return uniform, uniform, uniform
         lo, hi = self.label_bounds_
-        unit_points, mass = refine_prior(self.prior_)
+        noisy, histogram = noisy_label_counts(
+            y_clipped, (lo, hi), cells, self.prior_epsilon_, rng
+        )
+        kept = kept_counts(noisy, histogram.scale)
+        if kept.sum() <= 0:
+            return uniform, uniform, uniform
+        n = y_clipped.size
+        cautious = cautious_counts(noisy, kept, n)
+        pooled = pooled_counts(noisy, kept, n, histogram.scale)
+        return kept / kept.sum(), cautious / cautious.sum(), pooled / pooled.sum()
+
+    def _bins(self, cell_prior, epsilon):
+        """The RR-on-bins channel for a released prior (post-processing)."""
+        lo, hi = self.label_bounds_
+        unit_points, mass = refine_prior(cell_prior)
         cuts, unit_outputs, _ = optimal_bins(unit_points, mass, epsilon)
         spacing = 1.0 / unit_points.size
         unit_edges = np.append(unit_points[cuts[:-1]] - spacing / 2, 1.0)
@@ -470,21 +546,20 @@ class RegressionLabelRelease(NoReleaseFitMixin, BudgetTrackingMixin, BaseEstimat
         )
         return channel, points, mass
 
-    def _predicted_risks(self, channel, points, mass, cautious, n):
+    def _predicted_risks(self, channel, points, mass, risk_prior, n):
         """The rule of the Notes: predicted excess risk of each candidate,
-        averaged over the cautious prior (the tails the threshold dropped put
-        back)."""
+        averaged over ``risk_prior`` (the pooled estimate of the label law)."""
         lo, hi = self.label_bounds_
         factor = (self.n_features_in_ + 1) / max(n, 1)
         values, _ = debiased_values(points, mass, channel)
-        _, cautious_mass = refine_prior(cautious)
+        _, risk_mass = refine_prior(risk_prior)
         risks = {}
         for name, reports in (
             ("rr_on_bins", channel.outputs),
             ("rr_on_bins_debiased", values),
         ):
             bias2, linear, variance = report_moments(
-                points, cautious_mass, channel, reports
+                points, risk_mass, channel, reports
             )
             # the linear part of the bias is what a linear fit keeps; the rest
             # varies within bins like noise and averages out like the variance

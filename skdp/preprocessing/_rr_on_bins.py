@@ -32,13 +32,88 @@ def histogram_cells(n_samples, prior_epsilon, max_cells=GRID_POINTS):
     return int(np.clip(math.floor(n_samples * prior_epsilon / 8), 1, max_cells))
 
 
+def noisy_label_counts(y, bounds, n_cells, epsilon, rng):
+    """Label counts over ``n_cells`` equal cells of ``bounds`` plus Laplace
+    noise of scale 2 / epsilon (L1 sensitivity 2 under replace-one): the only
+    step of the prior that reads the labels. ``y`` must already be clipped.
+
+    Returns ``(noisy_counts, mechanism)``.
+    """
+    lo, hi = bounds
+    edges = np.linspace(lo, hi, n_cells + 1)
+    cells = np.clip(np.searchsorted(edges, y, side="right") - 1, 0, n_cells - 1)
+    counts = np.bincount(cells, minlength=n_cells).astype(np.float64)
+    mechanism = LaplaceMechanism(epsilon, sensitivity=2.0, dimension=n_cells)
+    return mechanism.randomize(counts, random_state=rng), mechanism
+
+
+def kept_counts(noisy, scale):
+    """The noisy counts above the threshold ``scale * ln(n_cells)``, others 0.
+
+    An empty cell passes the threshold with probability exp(-ln m) / 2 =
+    1 / (2 m): about half a cell of pure noise survives in all, instead of a
+    mass of scale / 2 in every empty cell that clipping at 0 alone would leave.
+    """
+    n_cells = noisy.size
+    threshold = scale * math.log(n_cells) if n_cells > 1 else 0.0
+    return np.where(noisy > threshold, noisy, 0.0)
+
+
+def cautious_counts(noisy, kept, n_samples):
+    """``kept`` with the dropped mass, about n minus the kept counts (n is
+    public), put back on the dropped cells in proportion to their noisy counts
+    clipped at 0: every cell that might hold a tail gets some of it."""
+    dropped = kept == 0
+    missing = max(n_samples - kept.sum(), 0.0)
+    weight = np.where(dropped, np.maximum(noisy, 0.0), 0.0)
+    if missing > 0 and dropped.any():
+        if weight.sum() <= 0:
+            weight = dropped.astype(np.float64)
+        return kept + missing * weight / weight.sum()
+    return kept
+
+
+def pooled_counts(noisy, kept, n_samples, scale):
+    """``kept`` with the dropped mass put back where the noisy counts, pooled,
+    show it: an estimate of the label law rather than a cautious bound.
+
+    Each dropped cell's weight is the mean of the signed noisy counts of the
+    dropped cells in a window of w = 2 floor(sqrt(m) / 2) + 1 cells around it
+    (about sqrt(m): sqrt(m) windows of sqrt(m) cells balance resolution
+    against noise), minus one standard deviation of that mean's noise,
+    scale * sqrt(2 / w), clipped at 0. A window of empty cells has signed
+    counts of mean 0, so it gets weight with probability about 16% and then
+    little (E[max(Z - 1, 0)] = 0.083 standard deviations, against scale / 2
+    per empty cell for the clipped counts of ``cautious_counts``): on a
+    declared range much wider than the labels' spread, pure noise no longer
+    puts phantom tails at its far ends. A real tail of c labels per cell keeps
+    a weight of about c minus the standard deviation. The dropped mass is
+    n minus the kept counts, as for the cautious prior; if no window shows
+    any, the kept counts are returned.
+    """
+    m = kept.size
+    dropped = kept == 0
+    missing = max(n_samples - kept.sum(), 0.0)
+    radius = max(1, math.isqrt(m) // 2)
+    signed = np.concatenate([[0.0], np.cumsum(np.where(dropped, noisy, 0.0))])
+    number = np.concatenate([[0.0], np.cumsum(dropped.astype(np.float64))])
+    left = np.clip(np.arange(m) - radius, 0, m)
+    right = np.clip(np.arange(m) + radius + 1, 0, m)
+    size = np.maximum(number[right] - number[left], 1.0)
+    mean = (signed[right] - signed[left]) / size
+    weight = np.where(dropped, np.maximum(mean - scale * np.sqrt(2.0 / size), 0.0), 0.0)
+    if missing > 0 and weight.sum() > 0:
+        return kept + missing * weight / weight.sum()
+    return kept
+
+
 def private_label_histogram(y, bounds, n_cells, epsilon, rng):
     """Label counts over ``n_cells`` equal cells of ``bounds``, released with
     Laplace noise (sensitivity 2 under replace-one), then post-processed.
 
     ``y`` must already be clipped to ``bounds``. A noisy count at or below
-    ``scale * ln(n_cells)`` is set to 0: an empty cell passes that threshold
-    with probability exp(-ln m) / 2 = 1 / (2 m), so about half a cell of pure
+    ``scale * ln(n_cells)`` is set to 0 (``kept_counts``): an empty cell passes
+    that threshold with probability 1 / (2 m), so about half a cell of pure
     noise survives in all, instead of a mass of scale / 2 in every empty cell
     that clipping at 0 alone would leave (a prior spread over the whole
     declared range when the labels fill a small part of it).
@@ -46,8 +121,7 @@ def private_label_histogram(y, bounds, n_cells, epsilon, rng):
     The threshold also drops the true counts of sparse cells (a distribution's
     tails). Since n is public, the dropped mass is about n minus the kept
     counts; the *cautious* prior puts it back on the dropped cells, in
-    proportion to their noisy counts clipped at 0, for predictions that must
-    not overlook the tails.
+    proportion to their noisy counts clipped at 0 (``cautious_counts``).
 
     Returns
     -------
@@ -57,26 +131,12 @@ def private_label_histogram(y, bounds, n_cells, epsilon, rng):
         ``prior`` with the dropped mass put back, normalized.
     mechanism : LaplaceMechanism
     """
-    lo, hi = bounds
-    edges = np.linspace(lo, hi, n_cells + 1)
-    cells = np.clip(np.searchsorted(edges, y, side="right") - 1, 0, n_cells - 1)
-    counts = np.bincount(cells, minlength=n_cells).astype(np.float64)
-    mechanism = LaplaceMechanism(epsilon, sensitivity=2.0, dimension=n_cells)
-    noisy = mechanism.randomize(counts, random_state=rng)
-    threshold = mechanism.scale * math.log(n_cells) if n_cells > 1 else 0.0
-    kept = np.where(noisy > threshold, noisy, 0.0)
+    noisy, mechanism = noisy_label_counts(y, bounds, n_cells, epsilon, rng)
+    kept = kept_counts(noisy, mechanism.scale)
     if kept.sum() <= 0:
         uniform = np.full(n_cells, 1.0 / n_cells)
         return uniform, uniform, mechanism
-    dropped = kept == 0
-    missing = max(y.size - kept.sum(), 0.0)
-    weight = np.where(dropped, np.maximum(noisy, 0.0), 0.0)
-    if missing > 0 and dropped.any():
-        if weight.sum() <= 0:
-            weight = dropped.astype(np.float64)
-        cautious = kept + missing * weight / weight.sum()
-    else:
-        cautious = kept
+    cautious = cautious_counts(noisy, kept, y.size)
     return kept / kept.sum(), cautious / cautious.sum(), mechanism
 
 

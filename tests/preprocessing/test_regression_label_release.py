@@ -22,8 +22,12 @@ from skdp.preprocessing._regression_label_release import (
 )
 from skdp.preprocessing._rr_on_bins import (
     RROnBins,
+    cautious_counts,
     histogram_cells,
+    kept_counts,
+    noisy_label_counts,
     optimal_bins,
+    pooled_counts,
     private_label_histogram,
     refine_prior,
 )
@@ -188,6 +192,90 @@ def test_cautious_prior_puts_the_dropped_tail_back():
     tail = slice(25, 50)
     assert prior[tail].sum() < 0.01  # most of the true 2% is dropped
     assert 0.012 < cautious[tail].sum() < 0.03
+
+
+def _pooled_by_hand(noisy, kept, n, scale):
+    """pooled_counts written as loops over cells and windows."""
+    m = kept.size
+    radius = max(1, math.isqrt(m) // 2)
+    weight = np.zeros(m)
+    for j in range(m):
+        if kept[j] != 0:
+            continue
+        window = [
+            i for i in range(j - radius, j + radius + 1)
+            if 0 <= i < m and kept[i] == 0
+        ]  # fmt: skip
+        mean = sum(noisy[i] for i in window) / len(window)
+        weight[j] = max(mean - scale * math.sqrt(2 / len(window)), 0.0)
+    missing = max(n - kept.sum(), 0.0)
+    if missing > 0 and weight.sum() > 0:
+        return kept + missing * weight / weight.sum()
+    return kept
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pooled_counts_match_loops(seed):
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(2, 70))
+    scale = float(rng.uniform(1, 50))
+    counts = rng.integers(0, 400, m) * (rng.random(m) < 0.5)
+    noisy = counts + rng.laplace(scale=scale, size=m)
+    kept = kept_counts(noisy, scale)
+    n = int(counts.sum())
+    np.testing.assert_allclose(
+        pooled_counts(noisy, kept, n, scale), _pooled_by_hand(noisy, kept, n, scale)
+    )
+
+
+def test_pooled_counts_by_hand():
+    # 16 cells: windows of 2 * 2 + 1 = 5 cells; scale 10: sd of a window's
+    # mean of 5 dropped cells 10 * sqrt(2 / 5) = 6.32
+    scale = 10.0
+    kept = np.zeros(16)
+    kept[6:10] = 1000.0
+    noisy = kept.copy()
+    noisy[:6] = [3, -3, 3, -3, 3, -3]  # noise that cancels: no window shows mass
+    noisy[10:] = [-3, 3, -3, 3, -3, 3]
+    np.testing.assert_array_equal(pooled_counts(noisy, kept, 4100, scale), kept)
+    # a tail of 40 per cell right of the kept cells, nothing on the left
+    noisy[10:] = 40.0
+    pooled = pooled_counts(noisy, kept, 4100, scale)
+    assert pooled[:6].sum() == 0 and pooled[10:].sum() == pytest.approx(100.0)
+    # cell 10's window holds cells 10-12 (3 dropped): 40 - 10 sqrt(2 / 3)
+    weight = (
+        pooled[10:]
+        / 100.0
+        * (
+            40 * 6
+            - 10 * (2 * math.sqrt(2 / 3) + 2 * math.sqrt(2 / 4) + 2 * math.sqrt(2 / 5))
+        )
+    )
+    assert weight[0] == pytest.approx(40 - 10 * math.sqrt(2 / 3))
+    assert weight[2] == pytest.approx(40 - 10 * math.sqrt(2 / 5))
+
+
+def test_pooled_prior_puts_no_phantom_tail_on_a_wide_range():
+    # labels N(6.5, 0.7) declared on [0, 9.9] (a log income): cells below 3.5
+    # are empty (true mass 3e-6). The cautious prior gives them the positive
+    # noise of every empty cell, the pooled one only windows whose mean noise
+    # passes one standard deviation. Over 200 draws the standard error of each
+    # mean share is < 0.0009 (per-draw s.d. < 0.012): the bounds are > 4 s.e.
+    # from the means (0.021 and 0.0077)
+    n, bounds, m, epsilon = 20_000, (0.0, 9.9), 64, 0.025
+    far = np.linspace(*bounds, m + 1)[:-1] < 3.5
+    cautious_far, pooled_far = [], []
+    for seed in range(200):
+        y = np.clip(np.random.default_rng(10_000 + seed).normal(6.5, 0.7, n), *bounds)
+        rng = np.random.default_rng(seed)
+        noisy, mechanism = noisy_label_counts(y, bounds, m, epsilon, rng)
+        kept = kept_counts(noisy, mechanism.scale)
+        cautious = cautious_counts(noisy, kept, n)
+        pooled = pooled_counts(noisy, kept, n, mechanism.scale)
+        cautious_far.append(cautious[far].sum() / cautious.sum())
+        pooled_far.append(pooled[far].sum() / pooled.sum())
+    assert np.mean(cautious_far) > 0.017
+    assert np.mean(pooled_far) < 0.0115
 
 
 def test_histogram_cells_rule():
@@ -388,6 +476,94 @@ def test_auto_follows_its_predicted_risks():
             assert release.debiased_ == (best == "rr_on_bins_debiased")
 
 
+def _one_cell_cases():
+    # (n, epsilon, d, prior_share): n * share * epsilon < 16, one cell
+    for n, epsilon, d in itertools.product([3, 30], [0.5, 2.0, 8.0], [1, 4]):
+        for share in ("auto", 0.05):
+            s = auto_prior_share(n, epsilon) if share == "auto" else share
+            if histogram_cells(n, s * epsilon) == 1:
+                yield n, epsilon, d, share
+
+
+def test_one_cell_choice_is_public_and_spends_epsilon_once():
+    cases = list(_one_cell_cases())
+    assert len(cases) >= 8
+    for n, epsilon, d, share in cases:
+        X = np.zeros((n, d))
+        outcomes = []
+        for y in (np.zeros(n), np.linspace(0, 1, n), np.ones(n)):
+            release = RegressionLabelRelease(
+                epsilon=epsilon,
+                label_bounds=(0.0, 1.0),
+                prior_share=share,
+                random_state=0,
+            )
+            with track_budget() as acc:
+                release.fit_resample(X, y)
+            assert [s[1] for s in acc.spends] == [PrivacyBudget(epsilon)]
+            assert release.prior_epsilon_ == 0.0
+            assert release.label_epsilon_ == epsilon
+            np.testing.assert_array_equal(release.prior_, [1.0])
+            outcomes.append(
+                (release.mechanism_, release.debiased_, release.predicted_risk_)
+            )
+        # labels all 0, spread, all 1: the same choice and the same risks
+        assert outcomes[0] == outcomes[1] == outcomes[2]
+
+
+def test_one_cell_rr_on_bins_channel_has_ratio_e_eps():
+    release = RegressionLabelRelease(
+        epsilon=2.0, label_bounds=(0.0, 1.0), mechanism="rr_on_bins", random_state=0
+    )
+    release.fit_resample(np.zeros((5, 1)), np.linspace(0, 1, 5))
+    channel = RROnBins(release.bin_edges_, release.bin_outputs_, 2.0)
+    ratio = channel.matrix.max(axis=0) / channel.matrix.min(axis=0)
+    np.testing.assert_allclose(ratio, math.exp(2.0))
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 2.0, 8.0])
+def test_public_choice_is_monotone_in_n(epsilon):
+    # a tiny prior share keeps the histogram at one cell for every n here, so
+    # the choice is public; with the (uniform) prior fixed, the bins' risk is
+    # L + c_B / n and Laplace's c_L / n: once Laplace wins, it wins for every
+    # larger n, and it does win on large data
+    picks = []
+    for n in np.unique(np.geomspace(2, 3e5, 16).astype(int)):
+        release = RegressionLabelRelease(
+            epsilon=epsilon, label_bounds=(0.0, 1.0), prior_share=1e-6
+        )
+        release.fit_resample(np.zeros((n, 1)), np.full(n, 0.5))
+        assert release.prior_epsilon_ == 0.0
+        picks.append(release.mechanism_ == "laplace")
+    assert picks == sorted(picks) and picks[0] is False and picks[-1] is True
+
+
+def test_releases_with_one_random_state_share_the_labels_noise():
+    X, y = _data(20_000)
+    kw = dict(epsilon=4.0, label_bounds=(0.0, 6.0), random_state=3)
+    auto = RegressionLabelRelease(**kw)
+    y_auto = auto.fit_resample(X, y)[1]
+    assert auto.mechanism_ == "laplace" and auto.label_epsilon_ < 4.0
+    y_laplace = RegressionLabelRelease(**kw, mechanism="laplace").fit_resample(X, y)[1]
+    # the same uniforms through the inverse CDFs of two scales: the noises
+    # are (almost) proportional
+    clipped = np.clip(y, 0.0, 6.0)
+    r = np.corrcoef(y_auto - clipped, y_laplace - clipped)[0, 1]
+    assert r > 0.99
+    # RR-on-bins with and without debiasing: the same bins, the same reports
+    kw["epsilon"] = 0.5
+    a, b = (
+        RegressionLabelRelease(**kw, mechanism="rr_on_bins", debias=flag)
+        for flag in (True, False)
+    )
+    ya, yb = a.fit_resample(X, y)[1], b.fit_resample(X, y)[1]
+    np.testing.assert_array_equal(a.bin_edges_, b.bin_edges_)
+    index_a = np.searchsorted(np.sort(a.report_values_), ya)
+    index_b = np.searchsorted(np.sort(b.report_values_), yb)
+    order_a, order_b = np.argsort(a.report_values_), np.argsort(b.report_values_)
+    np.testing.assert_array_equal(order_a[index_a], order_b[index_b])
+
+
 def test_rr_on_bins_never_picks_laplace():
     X, y = _data(20_000)
     release = RegressionLabelRelease(
@@ -460,7 +636,9 @@ def test_series_labels_stay_series():
 
 @pytest.mark.slow
 def test_audit_whole_rr_on_bins_release():
-    # the prior and the labels, end to end, on neighbouring label vectors
+    # end to end on neighbouring label vectors (three rows: the histogram
+    # would have one cell, so none is released and the labels get all of eps;
+    # test_audit_prior_histogram audits the histogram)
     epsilon, runs = 1.0, 20_000
     X = np.zeros((3, 1))
     ya, yb = np.array([0.1, 0.5, 0.9]), np.array([0.9, 0.5, 0.9])
