@@ -17,9 +17,9 @@ from skdp._fm.estimator import (
     atomic_fit,
 )
 from skdp._fm.statistics import FMStatistics, compute_statistics
+from skdp._fm.unit_scaler import UnitScaler as _UnitScaler
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.preprocessing import schema_bounds
-from skdp.preprocessing._private_bounds import UnitScaler as _UnitScaler
 from skdp.utils import check_random_state
 from skdp.utils.sklearn_compat import (
     fit_context,

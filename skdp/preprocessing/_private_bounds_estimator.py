@@ -9,12 +9,9 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from skdp._fm.unit_scaler import UnitScaler
 from skdp.accounting import BudgetTrackingMixin
-from skdp.preprocessing._private_bounds import (
-    UnitScaler,
-    private_bounds,
-    schema_bounds,
-)
+from skdp.preprocessing._private_bounds import private_bounds, schema_bounds
 from skdp.utils import check_bounds, check_random_state
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.sklearn_compat import (
