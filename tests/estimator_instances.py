@@ -42,6 +42,25 @@ def _randomized_responses():
     return [RandomizedResponse(), RandomizedResponse(columns="all")]
 
 
+def _private_bounds_estimators():
+    from skdp.linear_model import FMLinearRegression, OPLogisticRegression
+    from skdp.preprocessing import PrivateBoundsEstimator
+
+    # fixed seeds: the checks compare repeated fits
+    return [
+        PrivateBoundsEstimator(
+            OPLogisticRegression(epsilon=10.0, delta=1e-6, random_state=0),
+            random_state=0,
+        ),
+        PrivateBoundsEstimator(
+            FMLinearRegression(epsilon=10.0, bounds_y=(-10, 10), random_state=0),
+            envelope=(-100, 100),
+            random_state=0,
+        ),
+    ]
+
+
+INSTANCE_FACTORIES["PrivateBoundsEstimator"] = _private_bounds_estimators
 INSTANCE_FACTORIES["PrivateLabelClassifier"] = _private_label_classifiers
 INSTANCE_FACTORIES["RandomizedResponse"] = _randomized_responses
 

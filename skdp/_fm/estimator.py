@@ -75,6 +75,7 @@ PRIVATE_BOUNDS_CONSTRAINTS = {
     "bounds_X": [tuple, list, StrOptions({"private"}), None],
     "public_bounds": [dict, None],
     "bounds_budget_share": [Interval(numbers.Real, 0, 1, closed="neither")],
+    "tighten_bounds": ["boolean"],
 }
 
 
@@ -126,16 +127,19 @@ class FMDomainMixin:
 
     def _private_bounds_parts(self):
         """``(features, labels)``: which ranges the fit releases privately."""
-        x_private = _is_private(getattr(self, "bounds_X", None))
-        y_private = _is_private(getattr(self, "bounds_y", None))
+        tighten = bool(getattr(self, "tighten_bounds", False))
+        bounds_X = getattr(self, "bounds_X", None)
+        bounds_y = getattr(self, "bounds_y", None)
+        x_private = _is_private(bounds_X) or (tighten and bounds_X is not None)
+        y_private = _is_private(bounds_y) or (tighten and bounds_y is not None)
         return x_private, y_private
 
     def _undeclared(self):
         """What the user still has to declare for a data-independent domain."""
         if any(self._private_bounds_parts()):
             return [
-                "bounds_X and bounds_y (not 'private': private bounds are "
-                "released by fit(X, y) from all rows at once)"
+                "bounds_X and bounds_y (not 'private', and tighten_bounds=False: "
+                "private bounds are released by fit(X, y) from all rows at once)"
             ]
         missing = []
         if self.bounds_X is None and self.data_norm is None:
@@ -155,25 +159,33 @@ class FMDomainMixin:
         x_private, y_private = self._private_bounds_parts()
         if self.public_bounds is not None and not x_private:
             raise ValueError(
-                "public_bounds is used with bounds_X='private' only; with declared "
-                "bounds, put those ranges in bounds_X."
+                "public_bounds is used with bounds_X='private' or "
+                "tighten_bounds=True only; with declared bounds, put those ranges "
+                "in bounds_X."
             )
         if x_private and (self.data_norm is not None or self.max_nonzero):
             raise ValueError(
                 "bounds_X='private' cannot be combined with data_norm or "
                 "max_nonzero (a norm bound needs a box around 0; declare the box)."
             )
+        if self.bounds_X is None:
+            # no box (data_norm, or inferred later): only the label's range
+            X = X[:, :0]
         d = X.shape[1]
         names = getattr(self, "feature_names_in_", None)
-        public = {}
+        public, envelope = {}, {}
+        if self.bounds_X is not None and not _is_private(self.bounds_X):
+            lower, upper = check_bounds(self.bounds_X, d, name="bounds_X")
+            declared = {j: (lower[j], upper[j]) for j in range(d)}
+            # tighten_bounds: the declared box is the envelope of the release
+            (envelope if x_private else public).update(declared)
         if x_private:
             public.update(schema or {})
             public.update(self.public_bounds or {})  # by index or name
-        else:
-            lower, upper = check_bounds(self.bounds_X, d, name="bounds_X")
-            public.update({j: (lower[j], upper[j]) for j in range(d)})
         columns = X
         if y_private:
+            if not _is_private(self.bounds_y):
+                envelope[d] = self._label_bounds(y)
             columns = np.column_stack([X, y])
         elif self._objective == "squared":
             public[d] = self._label_bounds(y)
@@ -182,12 +194,17 @@ class FMDomainMixin:
             columns,
             epsilon=self.epsilon * float(self.bounds_budget_share),
             public_bounds=public,
-            feature_names=None if names is None else list(names),
+            feature_names=None
+            if names is None or self.bounds_X is None
+            else list(names),
             random_state=rng,
             source=type(self).__name__ + ".bounds",
             label_column=d if y_private else None,
+            envelope=envelope,
         )
-        bounds_X = (result.lower[:d], result.upper[:d])
+        bounds_X = (
+            None if self.bounds_X is None else (result.lower[:d], result.upper[:d])
+        )
         bounds_y = None
         if columns.shape[1] > d:
             bounds_y = (float(result.lower[d]), float(result.upper[d]))
@@ -320,7 +337,7 @@ class FMDomainMixin:
         test MSE of declared ranges, with it 0.97. Declared boxes are the
         user's statement of what the features can be and are left as given.
         """
-        if not _is_private(getattr(self, "bounds_X", None)):
+        if not self._private_bounds_parts()[0]:
             return X
         return np.clip(X, *self.bounds_)
 

@@ -17,6 +17,7 @@ from skdp._fm.estimator import (
     atomic_fit,
 )
 from skdp._fm.statistics import FMStatistics, compute_statistics
+from skdp._fm.unit_scaler import UnitScaler as _UnitScaler
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.preprocessing import schema_bounds
 from skdp.utils import check_random_state
@@ -329,14 +330,17 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
         if any(self._private_bounds_parts()):
             # a release of its own (recorded), drawn before the statistics' noise
             bounds_X, bounds_y, result = self._release_private_bounds(X, y, rng, schema)
-            # the fit works on each feature mapped to [-1, 1] from its range
-            scaler = _UnitScaler(*bounds_X)
-            X = scaler.transform(X)
-            released = (scaler.unit_box, bounds_y)
+            released = (None, bounds_y)
+            if bounds_X is not None:
+                # the fit works on each feature mapped to [-1, 1] from its range
+                scaler = _UnitScaler(*bounds_X)
+                X = scaler.transform(X)
+                released = (scaler.unit_box, bounds_y)
         elif self.public_bounds is not None:
             raise ValueError(
-                "public_bounds is used with bounds_X='private' only; with declared "
-                "bounds, put those ranges in bounds_X."
+                "public_bounds is used with bounds_X='private' or "
+                "tighten_bounds=True only; with declared bounds, put those ranges "
+                "in bounds_X."
             )
         domain = self._resolve_domain(X.shape[1], X, y, released)
         stats = self._chunk_statistics(X, y, domain)
@@ -349,8 +353,8 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
         if any(self._private_bounds_parts()):
             raise ValueError(
                 f"{type(self).__name__}.{step} needs declared bounds: private "
-                "bounds (bounds_X or bounds_y='private') are released by fit(X, y) "
-                "from all rows at once."
+                "bounds (bounds_X or bounds_y='private', or tighten_bounds=True) "
+                "are released by fit(X, y) from all rows at once."
             )
 
     @fit_context(prefer_skip_nested_validation=True)
@@ -494,6 +498,17 @@ _COMMON_PARAMS_DOC = """
         ``n * epsilon`` of 1,500-2,000 (n * epsilon per range below 100),
         while 0.2 costs little at large ``n * epsilon`` (tight ranges more
         than repay a smaller release budget).
+    tighten_bounds : bool, default=False
+        Treat the declared ``bounds_X`` (and ``bounds_y``) as a loose public
+        envelope (ranges from documentation are often 10^2-10^5 times the
+        data's spread) and let :meth:`fit` release a tighter range inside each
+        with ``bounds_budget_share * epsilon``, as for ``"private"`` but on
+        the envelope's candidates
+        (:func:`~skdp.preprocessing.private_bounds`, ``envelope=``): where the
+        budget is too small to find a tighter range the release keeps the
+        declared one. Columns in ``public_bounds`` (or boolean / categorical
+        DataFrame columns) are exact and cost nothing. Off by default: a
+        declared range is used as declared unless asked.
     random_state : None, int, RandomState or Generator, default=None
         Source of the noise."""
 
@@ -524,56 +539,3 @@ _COMMON_ATTRS_DOC = """
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X has string column names."""
-
-
-class _UnitScaler:
-    """Each feature mapped from its range ``[lo, hi]`` to ``[-1, 1]``.
-
-    A public reparametrization (the ranges are released before): the model
-    ``x'^T w' + b'`` on ``x' = (x - m) / h`` is ``x^T w + b`` with ``w = w' / h``
-    and ``b = b' - m^T w``. It makes every feature's part of the sensitivity
-    the same size, so that a feature with a wide range does not drown the
-    others in noise (the released entries share one noise scale). A range of
-    width 0 maps its feature to 0 (a constant, coefficient 0).
-    """
-
-    def __init__(self, lower, upper):
-        self.lower = np.asarray(lower, dtype=np.float64)
-        self.upper = np.asarray(upper, dtype=np.float64)
-        self.mid = 0.5 * (self.lower + self.upper)
-        half = 0.5 * (self.upper - self.lower)
-        self.constant = ~(half > 0)
-        self.half = np.where(self.constant, 1.0, half)
-
-    @property
-    def unit_box(self):
-        width = np.where(self.constant, 0.0, 1.0)
-        return (-width, width)
-
-    def transform(self, X):
-        Z = (np.clip(X, self.lower, self.upper) - self.mid) / self.half
-        Z[:, self.constant] = 0.0
-        return Z
-
-    def _coef(self, coef):
-        return np.asarray(coef) / self.half
-
-    def _intercept(self, coef, intercept):
-        return intercept - np.asarray(coef) @ self.mid
-
-    def to_user_units(self, est):
-        """Map a fitted estimator's model and box back to the user's units."""
-        for coef_name, intercept_name in (
-            ("coef_", "intercept_"),
-            ("taylor_coef_", "taylor_intercept_"),
-        ):
-            if coef_name in est.__dict__:
-                coef = self._coef(est.__dict__[coef_name])
-                intercept = self._intercept(coef, est.__dict__[intercept_name])
-                if np.ndim(intercept) == 0:
-                    intercept = float(intercept)
-                setattr(est, coef_name, coef)
-                setattr(est, intercept_name, intercept)
-        est.bounds_ = (self.lower.copy(), self.upper.copy())
-        est.offset_X_ = self.mid.copy()
-        est.scale_X_ = self.half.copy()

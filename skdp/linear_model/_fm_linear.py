@@ -115,6 +115,7 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
         postprocessing="eb",
         public_bounds=None,
         bounds_budget_share=0.2,
+        tighten_bounds=False,
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -129,6 +130,7 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
         self.postprocessing = postprocessing
         self.public_bounds = public_bounds
         self.bounds_budget_share = bounds_budget_share
+        self.tighten_bounds = tighten_bounds
         self.random_state = random_state
 
     @fit_context(prefer_skip_nested_validation=True)

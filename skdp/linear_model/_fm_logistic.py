@@ -232,6 +232,7 @@ class FMLogisticRegression(MulticlassFMClassifierMixin, _BaseFM):
         refinement_budget_share=0.5,
         public_bounds=None,
         bounds_budget_share=0.2,
+        tighten_bounds=False,
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -248,6 +249,7 @@ class FMLogisticRegression(MulticlassFMClassifierMixin, _BaseFM):
         self.refinement_budget_share = refinement_budget_share
         self.public_bounds = public_bounds
         self.bounds_budget_share = bounds_budget_share
+        self.tighten_bounds = tighten_bounds
         self.random_state = random_state
 
     def _check_refinement(self, data):

@@ -1,6 +1,6 @@
 """Label and feature privatization (randomized response, exponential label
 release, RR-with-prior, label-private regression) and private per-feature ranges
-(:func:`private_bounds`).
+(:func:`private_bounds`, :class:`PrivateBoundsEstimator`).
 
 Labels are not y-transformers in scikit-learn, so label privatizers follow the
 sampler protocol ``fit_resample(X, y) -> (X, y_private)`` (imbalanced-learn
@@ -21,6 +21,7 @@ from skdp.preprocessing._private_bounds import (
     private_bounds,
     schema_bounds,
 )
+from skdp.preprocessing._private_bounds_estimator import PrivateBoundsEstimator
 from skdp.preprocessing._private_label import PrivateLabelClassifier
 from skdp.preprocessing._private_label_regression import PrivateLabelRegressor
 from skdp.preprocessing._randomized_response import RandomizedResponse
@@ -30,6 +31,7 @@ from skdp.preprocessing._rr_with_prior import RandomizedResponseWithPrior
 __all__ = [
     "ExponentialLabelRelease",
     "PrivateBounds",
+    "PrivateBoundsEstimator",
     "PrivateBoundsWarning",
     "PrivateLabelClassifier",
     "PrivateLabelRegressor",
