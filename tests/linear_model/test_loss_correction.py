@@ -392,11 +392,13 @@ def test_small_positive_counts_are_left_alone():
     X = rng.normal(size=(30, 3))
     y = np.r_[np.zeros(15, int), np.ones(14, int), [2]]
     w = np.r_[np.full(29, 4.0), [1.0]]
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
         backward = LossCorrectedLogisticRegression(correction="backward").fit(
             X, y, sample_weight=w
         )
+    # (the features are noise: the no-better-than-majority warning may fire)
+    assert not any("class counts" in str(w.message) for w in record)
     plain = LossCorrectedLogisticRegression(correction=None).fit(X, y, sample_weight=w)
     np.testing.assert_array_equal(backward.coef_, plain.coef_)
 
