@@ -318,7 +318,11 @@ def approximate_loo_logits(objective, theta):
         P = objective.loss.curvature(Z, False)[0]
         W = P[:, :, None] * np.eye(K) - P[:, :, None] * P[:, None, :]
     s = objective.sw[:, None, None]
-    # pseudo-inverse: a row of leverage 1 (its leave-one-out fit undetermined
-    # in some direction) gets the smallest step instead of an error
-    step = np.linalg.pinv(np.eye(K) - s * W @ M) @ G[:, :, None]
+    system = np.eye(K) - s * W @ M
+    try:
+        step = np.linalg.solve(system, G[:, :, None])
+    except LinAlgError:
+        # a row of leverage 1 (its leave-one-out fit undetermined in some
+        # direction): the pseudo-inverse gives the smallest step
+        step = np.linalg.pinv(system) @ G[:, :, None]
     return Z + (s * M @ step)[:, :, 0]
