@@ -97,7 +97,7 @@ from skdp.linear_model import (  # noqa: E402
     LossCorrectedLogisticRegression,
     SymmetricLossClassifier,
 )
-from skdp.linear_model._loss_correction import (  # noqa: E402
+from skdp.linear_model._backward_check import (  # noqa: E402
     NEAR_ONE_CLASS,
     NO_BETTER,
     ONE_CLASS,

@@ -637,7 +637,7 @@ def _generic_matrix(n_classes, seed):
 @pytest.mark.parametrize("n_classes", [2, 3, 4])
 @pytest.mark.parametrize("kind", ["rr", "generic"])
 def test_corrected_accuracy_is_unbiased_by_enumeration(n_classes, kind):
-    from skdp.linear_model._loss_correction import corrected_accuracy_gain
+    from skdp.linear_model._backward_check import corrected_accuracy_gain
 
     T = _rr_matrix(0.7, n_classes) if kind == "rr" else _generic_matrix(n_classes, 0)
     one = np.ones(1)
@@ -653,7 +653,7 @@ def test_corrected_accuracy_is_unbiased_by_enumeration(n_classes, kind):
 
 
 def test_corrected_accuracy_gain_by_hand():
-    from skdp.linear_model._loss_correction import corrected_accuracy_gain
+    from skdp.linear_model._backward_check import corrected_accuracy_gain
 
     T = _rr_matrix(1.0, 3)
     A = np.linalg.inv(T)
@@ -777,7 +777,7 @@ def test_diagnostic_does_not_change_the_fit(monkeypatch):
     released = RandomizedResponseMechanism(0.5, 3).randomize(y, random_state=3)
     checked = _backward_fit_warnings(X, released, T)[0]
     monkeypatch.setattr(
-        LossCorrectedLogisticRegression, "_check_backward_fit", lambda *args: None
+        "skdp.linear_model._loss_correction.check_backward_fit", lambda *args: None
     )
     bare = _backward_fit_warnings(X, released, T)[0]
     np.testing.assert_array_equal(checked.coef_, bare.coef_)
