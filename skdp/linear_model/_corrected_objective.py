@@ -275,3 +275,54 @@ def _shifted_cholesky(H):
         except LinAlgError:
             continue
     return None
+
+
+def approximate_loo_logits(objective, theta):
+    """Logits of every row under the fit without that row (one Newton step).
+
+    The objective F = sum_j s_j loss_j(z_j) + penalty is at its minimum theta;
+    leaving row i out moves the gradient by -s_i J_i^T g_i (g_i = d loss_i /
+    d z_i, J_i = d z_i / d theta), and one Newton step of the objective
+    without row i, whose Hessian is H - s_i J_i^T W_i J_i (W_i = d^2 loss_i /
+    d z_i^2), gives z_i + s_i M_i (I - s_i W_i M_i)^{-1} g_i with
+    M_i = J_i H^{-1} J_i^T (Woodbury): the approximate leave-one-out of
+    generalized linear models (exact for a quadratic loss). The softmax null
+    direction shifts every logit of a row alike, which changes no prediction.
+
+    For a :class:`SoftTargetLoss` (W_i = Cov_p, whatever the targets).
+    Returns None where the Hessian is too large to build
+    (``newton_affordable``) or singular.
+    """
+    if not objective.newton_affordable():
+        return None
+    K, D = objective.n_out, objective.D
+    Z = objective.logits(theta)
+    _, G = objective.loss.value_grad(Z, objective.binary)
+    try:
+        H_inv = np.linalg.inv(objective.hessian(theta) / objective.scale)
+    except LinAlgError:
+        return None
+    H_inv = H_inv.reshape(K, D, K, D)
+    X1 = objective.X
+    if objective.fit_intercept:
+        X1 = np.column_stack([X1, np.ones(len(X1))])
+    M = np.empty((len(X1), K, K))
+    for k in range(K):
+        for m in range(k, K):
+            M[:, k, m] = M[:, m, k] = np.einsum(
+                "nd,de,ne->n", X1, H_inv[k, :, m, :], X1, optimize=True
+            )
+    if objective.binary:
+        W = objective.loss.curvature(Z, True)[:, None, None]
+    else:
+        P = objective.loss.curvature(Z, False)[0]
+        W = P[:, :, None] * np.eye(K) - P[:, :, None] * P[:, None, :]
+    s = objective.sw[:, None, None]
+    system = np.eye(K) - s * W @ M
+    try:
+        step = np.linalg.solve(system, G[:, :, None])
+    except LinAlgError:
+        # a row of leverage 1 (its leave-one-out fit undetermined in some
+        # direction): the pseudo-inverse gives the smallest step
+        step = np.linalg.pinv(system) @ G[:, :, None]
+    return Z + (s * M @ step)[:, :, 0]

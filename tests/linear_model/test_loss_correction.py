@@ -392,11 +392,13 @@ def test_small_positive_counts_are_left_alone():
     X = rng.normal(size=(30, 3))
     y = np.r_[np.zeros(15, int), np.ones(14, int), [2]]
     w = np.r_[np.full(29, 4.0), [1.0]]
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
         backward = LossCorrectedLogisticRegression(correction="backward").fit(
             X, y, sample_weight=w
         )
+    # (the features are noise: the no-better-than-majority warning may fire)
+    assert not any("class counts" in str(w.message) for w in record)
     plain = LossCorrectedLogisticRegression(correction=None).fit(X, y, sample_weight=w)
     np.testing.assert_array_equal(backward.coef_, plain.coef_)
 
@@ -620,3 +622,164 @@ def test_a_one_class_backward_model_is_never_silent():
         LossCorrectedLogisticRegression(transition_matrix=T, correction="backward").fit(
             X_signal, y
         )
+
+
+# ------------------------- backward: is the model better than the majority?
+
+
+def _generic_matrix(n_classes, seed):
+    """A random invertible row-stochastic matrix (not randomized response)."""
+    rng = np.random.default_rng(seed)
+    T = rng.dirichlet(np.ones(n_classes), size=n_classes) + 2 * np.eye(n_classes)
+    return T / T.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3, 4])
+@pytest.mark.parametrize("kind", ["rr", "generic"])
+def test_corrected_accuracy_is_unbiased_by_enumeration(n_classes, kind):
+    from skdp.linear_model._backward_check import corrected_accuracy_gain
+
+    T = _rr_matrix(0.7, n_classes) if kind == "rr" else _generic_matrix(n_classes, 0)
+    one = np.ones(1)
+    for true in range(n_classes):
+        for pred in range(n_classes):
+            # E over the released label j ~ T[true] of the one-row estimate
+            expected = sum(
+                T[true, j]
+                * corrected_accuracy_gain(np.array([pred]), np.array([j]), T, one)[0]
+                for j in range(n_classes)
+            )
+            assert expected == pytest.approx(float(pred == true), abs=1e-12)
+
+
+def test_corrected_accuracy_gain_by_hand():
+    from skdp.linear_model._backward_check import corrected_accuracy_gain
+
+    T = _rr_matrix(1.0, 3)
+    A = np.linalg.inv(T)
+    released = np.array([0, 0, 1, 2, 2, 2])
+    predicted = np.array([0, 1, 1, 2, 0, 2])
+    w = np.array([1.0, 2.0, 1.0, 1.0, 3.0, 1.0])
+    acc, majority_acc, se, freq = corrected_accuracy_gain(predicted, released, T, w)
+    np.testing.assert_allclose(freq, w @ A[released] / w.sum(), rtol=1e-12)
+    m = int(np.argmax(freq))
+    d = A[released, predicted] - A[released, m]
+    assert acc == pytest.approx(w @ A[released, predicted] / w.sum(), rel=1e-12)
+    assert majority_acc == pytest.approx(freq.max(), rel=1e-12)
+    d_bar = w @ d / w.sum()
+    assert se == pytest.approx(np.sqrt(w**2 @ (d - d_bar) ** 2) / w.sum(), rel=1e-12)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_approximate_leave_one_out_is_close_to_the_exact_refit(n_classes):
+    # one Newton step from the full fit: its error is second order in the
+    # row's influence, far below the influence itself
+    from skdp.linear_model._corrected_objective import (
+        CorrectedObjective,
+        SoftTargetLoss,
+        approximate_loo_logits,
+    )
+
+    X, y = make_classification(
+        n_samples=120, n_features=3, n_informative=3, n_redundant=0,
+        n_classes=n_classes, random_state=1,
+    )  # fmt: skip
+    T = _rr_matrix(2.0, n_classes)
+    y = RandomizedResponseMechanism(2.0, n_classes).randomize(y, random_state=2)
+    params = dict(transition_matrix=T, correction="backward", tol=1e-12)
+    full = LossCorrectedLogisticRegression(**params).fit(X, y)
+    targets = np.linalg.inv(T)[y]
+    objective = CorrectedObjective(
+        X, np.ones(len(X)), SoftTargetLoss(targets),
+        n_out=1 if n_classes == 2 else n_classes, fit_intercept=True, C=1.0,
+    )  # fmt: skip
+    theta = np.column_stack([full.coef_, full.intercept_]).ravel()
+    loo = approximate_loo_logits(objective, theta)
+    in_sample = objective.logits(theta)
+    for i in range(0, 120, 12):
+        w = np.ones(len(X))
+        w[i] = 0.0  # weight 0: the objective without row i
+        refit = LossCorrectedLogisticRegression(**params).fit(X, y, sample_weight=w)
+        exact = refit.decision_function(X[i : i + 1]).reshape(-1)
+        if n_classes > 2:  # softmax logits: compare differences to class 0
+            exact = exact - exact[0]
+            approx, full_z = loo[i] - loo[i, 0], in_sample[i] - in_sample[i, 0]
+        else:
+            approx, full_z = loo[i], in_sample[i]
+        moved = np.abs(exact - full_z).max()
+        assert moved > 1e-4  # the row has some influence
+        assert np.abs(approx - exact).max() <= 0.1 * moved
+
+
+def _backward_fit_warnings(X, y, T, **fit_params):
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        model = LossCorrectedLogisticRegression(
+            transition_matrix=T, correction="backward"
+        ).fit(X, y, **fit_params)
+    return model, [str(w.message) for w in record]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_useless_backward_fit_warns(seed):
+    # features independent of the labels, 20 of them, 400 rows, binary RR at
+    # eps 0.5: the model cannot beat the majority class (it is no better than
+    # a constant in expectation), and the in-sample estimate would hide it
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(400, 20))
+    y = (rng.random(400) < 0.6).astype(int)
+    T = _rr_matrix(0.5, 2)
+    released = RandomizedResponseMechanism(0.5, 2).randomize(y, random_state=seed)
+    model, messages = _backward_fit_warnings(X, released, T)
+    assert any(
+        "no better than predicting the most frequent class" in m or "one class" in m
+        for m in messages
+    ), messages
+    assert model.corrected_train_accuracy_ > model.corrected_loo_accuracy_
+
+
+def test_easy_backward_fit_does_not_warn_and_estimates_the_clean_accuracy():
+    X, y = make_classification(
+        n_samples=2000, n_features=5, n_informative=5, n_redundant=0,
+        n_classes=3, class_sep=2.0, random_state=0,
+    )  # fmt: skip
+    T = _rr_matrix(4.0, 3)
+    released = RandomizedResponseMechanism(4.0, 3).randomize(y, random_state=0)
+    model, messages = _backward_fit_warnings(X, released, T)
+    assert messages == []
+    A = np.linalg.inv(T)
+    predicted = np.searchsorted(model.classes_, model.predict(X))
+    per_row = A[released, predicted]
+    se = per_row.std() / np.sqrt(len(X))  # of the in-sample estimate
+    clean = np.mean(predicted == y)
+    assert abs(model.corrected_train_accuracy_ - clean) <= 5 * se
+    assert abs(model.corrected_loo_accuracy_ - clean) <= 5 * se
+    freq = A[released].mean(axis=0)
+    assert model.corrected_majority_accuracy_ == pytest.approx(freq.max())
+    assert model.corrected_loo_accuracy_ > model.corrected_majority_accuracy_ + 0.3
+
+
+def test_nearly_one_class_model_warns():
+    # two of 200 rows carry a feature that marks class 1; on the others the
+    # labels are 3:1 and the intercept predicts class 0: 99% one class
+    X = np.zeros((200, 1))
+    X[:2] = 10.0
+    y = np.r_[[1, 1], np.ones(48, int), np.zeros(150, int)]
+    model, messages = _backward_fit_warnings(X, y, np.eye(2))
+    assert np.mean(model.predict(X) == 0) == 0.99
+    assert any("predicts nearly one class" in m for m in messages), messages
+
+
+def test_diagnostic_does_not_change_the_fit(monkeypatch):
+    X, y = make_classification(n_samples=300, n_classes=3, n_informative=4,
+                               random_state=3)  # fmt: skip
+    T = _rr_matrix(0.5, 3)
+    released = RandomizedResponseMechanism(0.5, 3).randomize(y, random_state=3)
+    checked = _backward_fit_warnings(X, released, T)[0]
+    monkeypatch.setattr(
+        "skdp.linear_model._loss_correction.check_backward_fit", lambda *args: None
+    )
+    bare = _backward_fit_warnings(X, released, T)[0]
+    np.testing.assert_array_equal(checked.coef_, bare.coef_)
+    np.testing.assert_array_equal(checked.intercept_, bare.intercept_)
+    assert not hasattr(bare, "corrected_loo_accuracy_")
