@@ -38,9 +38,9 @@ def _distance_by_definition(x, g, level):
     return max(0.0, below - target, target - upto)
 
 
-def _neighbours(x):
-    """Every dataset that differs from ``x`` in one row (values in VALUES)."""
-    for i, v in itertools.product(range(len(x)), VALUES):
+def _neighbours(x, values=VALUES):
+    """Every dataset that differs from ``x`` in one row (values in ``values``)."""
+    for i, v in itertools.product(range(len(x)), values):
         if v != x[i]:
             y = list(x)
             y[i] = v

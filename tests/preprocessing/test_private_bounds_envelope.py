@@ -21,10 +21,9 @@ from skdp.preprocessing._private_bounds import (
     sample_quantile_pair,
 )
 from skdp.utils import audit_mechanism
+from tests.preprocessing.test_private_bounds import SMALL_GRID, SMALL_LOGW, _neighbours
 
-# the envelope [-2, 3] and its candidates (ends first and last), for exact checks
-SMALL_GRID = np.array([-2.0, -1.0, 0.0, 0.5, 1.0, 2.0, 3.0])
-SMALL_LOGW = np.log(np.array([0.5, 1.0, 2.0, 1.0, 1.0, 0.7, 0.3]))
+# SMALL_GRID is the envelope [-2, 3] and its candidates (ends first and last)
 VALUES = (-2.0, 0.0, 1.0, 3.0)  # data in the envelope, ends included
 
 
@@ -38,14 +37,6 @@ def _log_probabilities(x, epsilon):
         d_low, d_high, epsilon, SMALL_LOGW, fallback_score=fallback
     )
     return np.append(pairs.ravel(), keep)
-
-
-def _neighbours(x):
-    for i, v in itertools.product(range(len(x)), VALUES):
-        if v != x[i]:
-            y = list(x)
-            y[i] = v
-            yield y
 
 
 def test_probabilities_sum_to_one_and_fallback_weight_is_as_documented():
@@ -66,7 +57,7 @@ def test_envelope_mechanism_is_epsilon_dp_exactly(epsilon):
     worst = 0.0
     for x in itertools.combinations_with_replacement(VALUES, 4):
         lp = _log_probabilities(x, epsilon)
-        for y in _neighbours(x):
+        for y in _neighbours(x, VALUES):
             worst = max(worst, float(np.abs(lp - _log_probabilities(y, epsilon)).max()))
     assert worst <= epsilon + 1e-12
     assert worst > 0.5 * epsilon
