@@ -165,8 +165,9 @@ class FMDomainMixin:
             )
         if x_private and (self.data_norm is not None or self.max_nonzero):
             raise ValueError(
-                "bounds_X='private' cannot be combined with data_norm or "
-                "max_nonzero (a norm bound needs a box around 0; declare the box)."
+                "bounds_X='private' (or tighten_bounds=True) cannot be combined "
+                "with data_norm or max_nonzero (a norm bound needs a box around 0; "
+                "declare the box)."
             )
         if self.bounds_X is None:
             # no box (data_norm, or inferred later): only the label's range
