@@ -94,6 +94,9 @@ class FMPrivacyMixin:
         bounds leave (``(1 - bounds_budget_share) * epsilon``)."""
         if self._private_bounds_parts() == (False, False):
             return self.epsilon
+        if self.__dict__.get("_bounds_epsilon") == 0.0:
+            # tighten_bounds with too small a budget per range: nothing spent
+            return self.epsilon
         return self.epsilon * (1.0 - float(self.bounds_budget_share))
 
     @property
@@ -203,6 +206,7 @@ class FMDomainMixin:
             label_column=d if y_private else None,
             envelope=envelope,
         )
+        self._bounds_epsilon = result.epsilon  # 0 when every range kept its envelope
         bounds_X = (
             None if self.bounds_X is None else (result.lower[:d], result.upper[:d])
         )

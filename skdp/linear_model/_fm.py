@@ -323,7 +323,7 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
             ensure_min_samples=2,
         )
         rng = check_random_state(self.random_state)
-        for attr in ("_stats", "_rng", "bounds_privacy_spent_"):
+        for attr in ("_stats", "_rng", "bounds_privacy_spent_", "_bounds_epsilon"):
             self.__dict__.pop(attr, None)
         y = self._prepare_y(y, first_call=True)
         released = result = scaler = None
@@ -506,7 +506,8 @@ _COMMON_PARAMS_DOC = """
         the envelope's candidates
         (:func:`~skdp.preprocessing.private_bounds`, ``envelope=``): where the
         budget is too small to find a tighter range the release keeps the
-        declared one. Columns in ``public_bounds`` (or boolean / categorical
+        declared one, and a range whose part would give ``n * epsilon`` below
+        64 is not estimated (nothing is spent when none is left). Columns in ``public_bounds`` (or boolean / categorical
         DataFrame columns) are exact and cost nothing. Off by default: a
         declared range is used as declared unless asked.
     random_state : None, int, RandomState or Generator, default=None

@@ -78,6 +78,15 @@ MIN_N_EPSILON = KAPPA / Q_MAX
 # at eps 0.1: 1.07 times declared, 10: 0.81).
 ENVELOPE_RESOLUTION = 1e-4
 FALLBACK_WEIGHT = 10.0
+# An envelope column whose n * epsilon_column is below this is not estimated
+# (it keeps its envelope and costs nothing; the others get its share): even a
+# perfect quartile pair then beats "keep the envelope" by at most
+# exp(n eps_c / 8) = e^8 ~ 3,000, against a base-mass handicap of
+# FALLBACK_WEIGHT * R^2 ~ 10^3-10^7 (R: grid mass over the quartiles' cells
+# inside a typical envelope, 10-1,000), so the fallback is the likely outcome
+# and the share would be spent for nothing. Features are dropped before the
+# label (the label's range moves every coefficient's noise).
+MIN_N_EPSILON_ENVELOPE = KAPPA
 
 
 class PrivateBoundsWarning(UserWarning):
@@ -418,8 +427,12 @@ def private_bounds(
         ``{feature: (lower, upper)}``: loose public ranges (documentation,
         units) that a column's released range is drawn inside of, with
         "keep the envelope" as a possible outcome (see Notes). These columns
-        are still estimated (they cost their share); a column in
-        ``public_bounds`` or the schema is taken as given instead.
+        are estimated (they cost their share) unless their share gives
+        ``n * epsilon_column`` below ``MIN_N_EPSILON_ENVELOPE`` = 64, where
+        they keep the envelope at no cost and the others get their share
+        (features first, then the label); when no column is left nothing is
+        spent (``epsilon`` of the result is 0). A column in ``public_bounds``
+        or the schema is taken as given instead.
 
     Returns
     -------
@@ -538,6 +551,13 @@ def private_bounds(
         raise ValueError(
             f"label_column must be a column index in [0, {d}), got {label_column!r}."
         )
+    estimated = _drop_hopeless_envelopes(estimated, inside, label_column, n, epsilon)
+    for j in np.flatnonzero(~estimated):
+        if j in inside:  # kept as declared, at no cost
+            lower[j], upper[j] = inside[j]
+    m = int(estimated.sum())
+    if m == 0:
+        return PrivateBounds(lower, upper, estimated, 0.0, np.zeros(d), levels)
     # the label's larger share guards against a label range that misses by
     # orders of magnitude; inside an envelope a miss keeps the envelope
     label_first = None if label_column in inside else label_column
@@ -580,6 +600,26 @@ def private_bounds(
             x, eps_col[j], grid, log_weight, rng
         )
     return PrivateBounds(lower, upper, estimated, float(epsilon), eps_col, levels)
+
+
+def _drop_hopeless_envelopes(estimated, inside, label_column, n, epsilon):
+    """The estimated columns without the envelope columns whose share would
+    be below ``MIN_N_EPSILON_ENVELOPE``: features first, then (with their
+    shares given to the rest) the label. A function of public quantities."""
+    estimated = estimated.copy()
+    envelope = np.isin(np.arange(estimated.size), list(inside))
+    label_first = None if label_column in inside else label_column
+    for drop_label in (False, True):
+        if not estimated.any():
+            break
+        share = _column_shares(estimated, label_first)
+        low = (
+            estimated & envelope & (n * float(epsilon) * share < MIN_N_EPSILON_ENVELOPE)
+        )
+        if not drop_label and label_column is not None:
+            low[label_column] = False
+        estimated &= ~low
+    return estimated
 
 
 def _column_shares(estimated, label_column=None):

@@ -197,8 +197,10 @@ class PrivateBoundsEstimator(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstima
             envelope=envelope,
         )
         self._scaler = UnitScaler(result.lower, result.upper)
+        # nothing spent when every range kept its envelope (see private_bounds)
+        rest = epsilon * (1.0 - share) if result.epsilon > 0 else epsilon
         self.estimator_ = clone(self.estimator).set_params(
-            epsilon=epsilon * (1.0 - share), bounds_X=(-1.0, 1.0)
+            epsilon=rest, bounds_X=(-1.0, 1.0)
         )
         self.estimator_.fit(self._scaler.transform(X), y, **fit_params)
         self.bounds_ = (result.lower.copy(), result.upper.copy())

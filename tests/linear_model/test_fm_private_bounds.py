@@ -240,21 +240,22 @@ def test_tighten_beats_loose_declared_ranges_at_large_n_epsilon():
     assert tight < 0.5 * loose
 
 
-def test_tighten_keeps_the_declared_box_at_a_tiny_budget():
-    """n * eps per range = 300 * 0.02 / 2 = 3: each range keeps its envelope
-    with probability >= 10 / (10 + e^(3/8)) = 0.87; both in >= 0.76 of fits.
-    Over 40 seeds the rate's sd is <= 0.07: 0.45 is 4.5 sd below."""
+def test_tighten_spends_nothing_where_no_range_could_be_tightened():
+    """n * eps per range = 300 * 0.1 * 0.2 / 2 = 3, below 64: the declared box
+    is kept, nothing is recorded for it, and the fit gets all of epsilon."""
     X, y = _data(n=300)
-    kept = 0
-    for seed in range(40):
+    with track_budget() as acc:
         reg = _tightened(
-            epsilon=0.1,
-            random_state=seed,
-            bounds_X=(0, 1e6),
-            public_bounds={0: (0, 1e6), 2: (0, 1)},
+            epsilon=0.1, bounds_X=(0, 1e6), public_bounds={0: (0, 1e6), 2: (0, 1)}
         ).fit(X, y)
-        kept += reg.bounds_[1][1] == 1e6 and reg.bounds_y_ == (-100.0, 100.0)
-    assert kept / 40 >= 0.45
+    assert acc.spends == [("FMLinearRegression", PrivacyBudget(0.1, 0.0))]
+    assert reg.bounds_privacy_spent_ == PrivacyBudget(0.0, 0.0)
+    assert reg.privacy_spent_ == PrivacyBudget(0.1, 0.0)
+    assert reg.bounds_[1][1] == 1e6 and reg.bounds_y_ == (-100.0, 100.0)
+    declared = FMLinearRegression(
+        epsilon=0.1, bounds_X=(0, 1e6), bounds_y=(-100.0, 100.0), random_state=0
+    )
+    assert declared.fit(X, y).privacy_spent_ == reg.privacy_spent_
 
 
 def test_tighten_needs_declared_ranges_to_do_anything():
