@@ -22,6 +22,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted
 
+from skdp._fm.bounds_budget import epsilon_left
 from skdp._fm.centring import centred_domain
 from skdp._fm.domain import DataDomain
 from skdp._fm.statistics import fingerprint_items
@@ -79,6 +80,12 @@ PRIVATE_BOUNDS_CONSTRAINTS = {
 }
 
 
+PUBLIC_BOUNDS_MISUSE = (
+    "public_bounds is used with bounds_X='private' or tighten_bounds=True only; "
+    "with declared bounds, put those ranges in bounds_X."
+)
+
+
 class FMPrivacyMixin:
     """Privacy parameters (``epsilon``, ``delta``, ``mechanism``) and the spend."""
 
@@ -94,10 +101,9 @@ class FMPrivacyMixin:
         bounds leave (``(1 - bounds_budget_share) * epsilon``)."""
         if self._private_bounds_parts() == (False, False):
             return self.epsilon
-        if self.__dict__.get("_bounds_epsilon") == 0.0:
-            # tighten_bounds with too small a budget per range: nothing spent
-            return self.epsilon
-        return self.epsilon * (1.0 - float(self.bounds_budget_share))
+        # set by the range release (0 when every range kept its envelope)
+        spent = self.__dict__.get("_bounds_epsilon")
+        return epsilon_left(self.epsilon, self.bounds_budget_share, spent)
 
     @property
     def _spend(self):
@@ -161,11 +167,7 @@ class FMDomainMixin:
         """
         x_private, y_private = self._private_bounds_parts()
         if self.public_bounds is not None and not x_private:
-            raise ValueError(
-                "public_bounds is used with bounds_X='private' or "
-                "tighten_bounds=True only; with declared bounds, put those ranges "
-                "in bounds_X."
-            )
+            raise ValueError(PUBLIC_BOUNDS_MISUSE)
         if x_private and (self.data_norm is not None or self.max_nonzero):
             raise ValueError(
                 "bounds_X='private' (or tighten_bounds=True) cannot be combined "

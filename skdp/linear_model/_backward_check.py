@@ -99,28 +99,18 @@ def check_backward_fit(model, X, y_codes, sample_weight, objective, theta):
     Z = X @ model.coef_.T + model.intercept_
     T = model.transition_matrix_
     predicted = _predicted_codes(Z)
-    model.corrected_train_accuracy_ = corrected_accuracy_gain(
-        predicted, y_codes, T, sample_weight
-    )[0]
+    in_sample = corrected_accuracy_gain(predicted, y_codes, T, sample_weight)
+    model.corrected_train_accuracy_ = in_sample[0]
     loo = approximate_loo_logits(objective, theta)
-    (
-        model.corrected_loo_accuracy_,
-        model.corrected_majority_accuracy_,
-        gain_se,
-        frequencies,
-    ) = corrected_accuracy_gain(
-        predicted if loo is None else _predicted_codes(loo),
-        y_codes,
-        T,
-        sample_weight,
-    )
     if loo is None:  # no Hessian: the in-sample (optimistic) estimate
         model.corrected_loo_accuracy_ = np.nan
-    estimate = (
-        model.corrected_train_accuracy_
-        if loo is None
-        else model.corrected_loo_accuracy_
-    )
+        estimate, majority_accuracy, gain_se, frequencies = in_sample
+    else:
+        estimate, majority_accuracy, gain_se, frequencies = corrected_accuracy_gain(
+            _predicted_codes(loo), y_codes, T, sample_weight
+        )
+        model.corrected_loo_accuracy_ = estimate
+    model.corrected_majority_accuracy_ = majority_accuracy
     majority = int(frequencies.argmax())
     gain = estimate - model.corrected_majority_accuracy_
     numbers = (

@@ -12,6 +12,7 @@ from skdp._fm.dask_statistics import dask_statistics, is_dask_collection
 from skdp._fm.estimator import (
     FM_PARAMETER_CONSTRAINTS,
     PRIVATE_BOUNDS_CONSTRAINTS,
+    PUBLIC_BOUNDS_MISUSE,
     FMDomainMixin,
     FMPrivacyMixin,
     atomic_fit,
@@ -337,11 +338,7 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
                 X = scaler.transform(X)
                 released = (scaler.unit_box, bounds_y)
         elif self.public_bounds is not None:
-            raise ValueError(
-                "public_bounds is used with bounds_X='private' or "
-                "tighten_bounds=True only; with declared bounds, put those ranges "
-                "in bounds_X."
-            )
+            raise ValueError(PUBLIC_BOUNDS_MISUSE)
         domain = self._resolve_domain(X.shape[1], X, y, released)
         stats = self._chunk_statistics(X, y, domain)
         self._release_and_solve(stats, domain, rng, data=(X, y), bounds=result)

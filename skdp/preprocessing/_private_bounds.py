@@ -113,19 +113,20 @@ def candidate_grid():
     return grid, log_weight
 
 
-def envelope_grid(lower, upper):
+def envelope_grid(lower, upper, base=None):
     """The candidates inside a public envelope ``[lower, upper]``.
 
-    The points of :func:`candidate_grid` strictly inside it whose magnitude
-    is at least ``ENVELOPE_RESOLUTION * (upper - lower)`` (and 0 if inside),
-    plus both ends; the ends weigh as much as the heaviest grid point. A
-    function of the envelope only (public).
+    The points of :func:`candidate_grid` (or of ``base``, its ``(grid,
+    log_weight)`` already built) strictly inside it whose magnitude is at
+    least ``ENVELOPE_RESOLUTION * (upper - lower)`` (and 0 if inside), plus
+    both ends; the ends weigh as much as the heaviest grid point. A function
+    of the envelope only (public).
 
     Returns
     -------
     grid, log_weight : ndarray of shape (G,)
     """
-    grid, log_weight = candidate_grid()
+    grid, log_weight = candidate_grid() if base is None else base
     floor = ENVELOPE_RESOLUTION * (upper - lower)
     keep = (grid > lower) & (grid < upper) & ((np.abs(grid) >= floor) | (grid == 0))
     end_weight = float(log_weight.max())
@@ -170,6 +171,11 @@ def fallback_log_mass(log_weight):
     return math.log(FALLBACK_WEIGHT) + 2.0 * float(special.logsumexp(log_weight))
 
 
+def _fallback_log_weight(log_weight, epsilon, score):
+    """Unnormalised log-probability of "keep the envelope" with ``score``."""
+    return fallback_log_mass(log_weight) + 0.5 * epsilon * score
+
+
 def pair_log_probabilities(d_low, d_high, epsilon, log_weight, fallback_score=None):
     """Exact log-probabilities of the pair mechanism, shape (G, G); for tests.
 
@@ -183,7 +189,7 @@ def pair_log_probabilities(d_low, d_high, epsilon, log_weight, fallback_score=No
     logw = 0.5 * epsilon * score + log_weight[:, None] + log_weight[None, :]
     if fallback_score is None:
         return logw - special.logsumexp(logw)
-    log_env = fallback_log_mass(log_weight) + 0.5 * epsilon * fallback_score
+    log_env = _fallback_log_weight(log_weight, epsilon, fallback_score)
     total = np.logaddexp(special.logsumexp(logw), log_env)
     return logw - total, float(log_env - total)
 
@@ -224,7 +230,7 @@ def sample_quantile_pair(d_low, d_high, epsilon, log_weight, rng, fallback_score
     k = np.searchsorted(lb_sorted, la, side="left")  # #{v_j < w_i}
     log_marginal = log_weight + np.logaddexp(below[k], la + above[k])
     if fallback_score is not None:
-        log_env = fallback_log_mass(log_weight) + 0.5 * epsilon * fallback_score
+        log_env = _fallback_log_weight(log_weight, epsilon, fallback_score)
         log_pairs = float(special.logsumexp(log_marginal))
         if rng.random() < special.expit(log_env - log_pairs):
             return None
@@ -551,21 +557,23 @@ def private_bounds(
         raise ValueError(
             f"label_column must be a column index in [0, {d}), got {label_column!r}."
         )
-    estimated = _drop_hopeless_envelopes(estimated, inside, label_column, n, epsilon)
-    for j in np.flatnonzero(~estimated):
-        if j in inside:  # kept as declared, at no cost
-            lower[j], upper[j] = inside[j]
-    m = int(estimated.sum())
-    if m == 0:
-        return PrivateBounds(lower, upper, estimated, 0.0, np.zeros(d), levels)
+    in_envelope = np.isin(np.arange(d), list(inside))
     # the label's larger share guards against a label range that misses by
     # orders of magnitude; inside an envelope a miss keeps the envelope
     label_first = None if label_column in inside else label_column
+    estimated = _drop_hopeless_envelopes(
+        estimated, in_envelope, label_column, label_first, n * float(epsilon)
+    )
+    for j in np.flatnonzero(~estimated & in_envelope):  # kept, at no cost
+        lower[j], upper[j] = inside[j]
+    m = int(estimated.sum())
+    if m == 0:
+        return PrivateBounds(lower, upper, estimated, 0.0, np.zeros(d), levels)
     share = _column_shares(estimated, label_first)
     eps_col = np.zeros(d)
     eps_col[estimated] = float(epsilon) * share[estimated]  # inf * 0 is nan
     # inside an envelope a small budget keeps the envelope: nothing to warn of
-    open_grid = estimated & ~np.isin(np.arange(d), list(inside))
+    open_grid = estimated & ~in_envelope
     low = open_grid & (n * eps_col < MIN_N_EPSILON)
     if warn and np.any(low):
         j = int(np.argmin(np.where(open_grid, eps_col, np.inf)))
@@ -590,7 +598,7 @@ def private_bounds(
             lower[j], upper[j], levels[j] = _column_range(
                 np.clip(X[:, j], lo, hi),
                 eps_col[j],
-                *envelope_grid(lo, hi),
+                *envelope_grid(lo, hi, base=(grid, log_weight)),
                 rng,
                 envelope=(lo, hi),
             )
@@ -602,20 +610,17 @@ def private_bounds(
     return PrivateBounds(lower, upper, estimated, float(epsilon), eps_col, levels)
 
 
-def _drop_hopeless_envelopes(estimated, inside, label_column, n, epsilon):
-    """The estimated columns without the envelope columns whose share would
-    be below ``MIN_N_EPSILON_ENVELOPE``: features first, then (with their
-    shares given to the rest) the label. A function of public quantities."""
+def _drop_hopeless_envelopes(estimated, in_envelope, label_column, label_first, n_eps):
+    """The estimated columns without the envelope columns whose share of
+    ``n_eps`` (``n * epsilon``) would be below ``MIN_N_EPSILON_ENVELOPE``:
+    features first, then (with their shares given to the rest) the label.
+    A function of public quantities."""
     estimated = estimated.copy()
-    envelope = np.isin(np.arange(estimated.size), list(inside))
-    label_first = None if label_column in inside else label_column
     for drop_label in (False, True):
         if not estimated.any():
             break
         share = _column_shares(estimated, label_first)
-        low = (
-            estimated & envelope & (n * float(epsilon) * share < MIN_N_EPSILON_ENVELOPE)
-        )
+        low = estimated & in_envelope & (n_eps * share < MIN_N_EPSILON_ENVELOPE)
         if not drop_label and label_column is not None:
             low[label_column] = False
         estimated &= ~low

@@ -9,6 +9,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from skdp._fm.bounds_budget import epsilon_left
 from skdp._fm.unit_scaler import UnitScaler
 from skdp.accounting import BudgetTrackingMixin
 from skdp.preprocessing._private_bounds import private_bounds, schema_bounds
@@ -197,10 +198,8 @@ class PrivateBoundsEstimator(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstima
             envelope=envelope,
         )
         self._scaler = UnitScaler(result.lower, result.upper)
-        # nothing spent when every range kept its envelope (see private_bounds)
-        rest = epsilon * (1.0 - share) if result.epsilon > 0 else epsilon
         self.estimator_ = clone(self.estimator).set_params(
-            epsilon=rest, bounds_X=(-1.0, 1.0)
+            epsilon=epsilon_left(epsilon, share, result.epsilon), bounds_X=(-1.0, 1.0)
         )
         self.estimator_.fit(self._scaler.transform(X), y, **fit_params)
         self.bounds_ = (result.lower.copy(), result.upper.copy())
