@@ -504,7 +504,7 @@ _COMMON_PARAMS_DOC = """
         (:func:`~skdp.preprocessing.private_bounds`, ``envelope=``): where the
         budget is too small to find a tighter range the release keeps the
         declared one, and a range whose part would give ``n * epsilon`` below
-        64 is not estimated (nothing is spent when none is left). Columns in
+        128 is not estimated (nothing is spent when none is left). Columns in
         ``public_bounds`` (or boolean / categorical DataFrame columns) are
         exact and cost nothing. Off by default: a declared range is used as
         declared unless asked.
