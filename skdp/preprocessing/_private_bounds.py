@@ -16,6 +16,13 @@ import numpy as np
 from scipy import special, stats
 
 from skdp.accounting import PrivacyBudget, record_spend
+from skdp.preprocessing._envelope_budget import (
+    MIN_N_EPSILON_ENVELOPE,
+    TEST_N_EPSILON,
+    column_shares,
+    drop_hopeless_envelopes,
+    looseness_test,
+)
 from skdp.utils import check_random_state
 
 __all__ = [
@@ -78,23 +85,6 @@ MIN_N_EPSILON = KAPPA / Q_MAX
 # at eps 0.1: 1.07 times declared, 10: 0.81).
 ENVELOPE_RESOLUTION = 1e-4
 FALLBACK_WEIGHT = 10.0
-# An envelope column whose n * epsilon_column is below this is not estimated
-# (it keeps its envelope and costs nothing; the others get its share). Below
-# MIN_N_EPSILON the level is q = 1/4, so a perfect quartile pair beats "keep
-# the envelope" by at most exp(eps_c q n / 2) = exp(n eps_c / 8). Its handicap
-# in a typical envelope (a [0, 1] encoding, or a label's documented range) is
-# about e^16: FALLBACK_WEIGHT (Sum mu)^2 ~ 10 (4 decades * ln 10)^2 ~ e^6.7
-# against the base mass of the pairs that score within a nat of the best,
-# ~(1e-2)^2 ~ e^-9.2 (the candidates within 2 / eps_c ranks of a quartile:
-# 2% of the rows at n eps_c = 100, about 1% of the value's magnitude). So
-# below n eps_c = 8 * 16 = 128 the fallback is the likely outcome even for a
-# perfect pair and the share would be spent for nothing. Measured (10 seeds,
-# bench_small_data, share 0.2) in the cells whose ranges got 64-128 each:
-# Adult at eps 0.1 lost 0.0114 accuracy against declared ranges, diamonds at
-# eps 0.1 gained 1%, HMDA at eps 1 gained 0.004, census2000 at eps 0.1 lost
-# 0.1%; none gained enough to pay for the share. Features are dropped before
-# the label (the label's range moves every coefficient's noise).
-MIN_N_EPSILON_ENVELOPE = 2.0 * KAPPA
 
 
 class PrivateBoundsWarning(UserWarning):
@@ -290,7 +280,10 @@ class PrivateBounds:
         (basic composition over columns).
     quantile_level : ndarray of shape (n_columns,)
         The level ``q`` of each released quantile pair (NaN for a public
-        column).
+        column, or an envelope kept after its looseness test).
+    loose_fraction : ndarray of shape (n_columns,) or None
+        An envelope column's released looseness test (the noisy fraction of
+        rows in the fullest half-envelope window; NaN if not tested).
     """
 
     lower: np.ndarray
@@ -299,6 +292,7 @@ class PrivateBounds:
     epsilon: float
     epsilon_per_column: np.ndarray
     quantile_level: np.ndarray
+    loose_fraction: np.ndarray = None
 
     @property
     def budget(self):
@@ -442,7 +436,7 @@ def private_bounds(
         units) that a column's released range is drawn inside of, with
         "keep the envelope" as a possible outcome (see Notes). These columns
         are estimated (they cost their share) unless their share gives
-        ``n * epsilon_column`` below ``MIN_N_EPSILON_ENVELOPE`` = 128, where
+        ``n * epsilon_column`` below ``ENVELOPE_PART`` = 160, where
         they keep the envelope at no cost and the others get their share
         (features first, then the label); when no column is left nothing is
         spent (``epsilon`` of the result is 0). A column in ``public_bounds``
@@ -557,8 +551,9 @@ def private_bounds(
     for j, (lo, hi) in known.items():
         lower[j], upper[j] = lo, hi
     levels = np.full(d, np.nan)
+    nan2 = (levels, levels.copy())  # no level, no test
     if m == 0:
-        return PrivateBounds(lower, upper, estimated, 0.0, np.zeros(d), levels)
+        return PrivateBounds(lower, upper, estimated, 0.0, np.zeros(d), *nan2)
     if label_column is not None and not (
         isinstance(label_column, numbers.Integral) and 0 <= label_column < d
     ):
@@ -569,15 +564,15 @@ def private_bounds(
     # the label's larger share guards against a label range that misses by
     # orders of magnitude; inside an envelope a miss keeps the envelope
     label_first = None if label_column in inside else label_column
-    estimated = _drop_hopeless_envelopes(
+    estimated = drop_hopeless_envelopes(
         estimated, in_envelope, label_column, label_first, n * float(epsilon)
     )
     for j in np.flatnonzero(~estimated & in_envelope):  # kept, at no cost
         lower[j], upper[j] = inside[j]
     m = int(estimated.sum())
     if m == 0:
-        return PrivateBounds(lower, upper, estimated, 0.0, np.zeros(d), levels)
-    share = _column_shares(estimated, label_first)
+        return PrivateBounds(lower, upper, estimated, 0.0, np.zeros(d), *nan2)
+    share = column_shares(estimated, label_first)
     eps_col = np.zeros(d)
     eps_col[estimated] = float(epsilon) * share[estimated]  # inf * 0 is nan
     # inside an envelope a small budget keeps the envelope: nothing to warn of
@@ -596,16 +591,23 @@ def private_bounds(
             PrivateBoundsWarning,
             stacklevel=2,
         )
-    record_spend(PrivacyBudget(float(epsilon), 0.0), source, mechanism=None)
     rng = check_random_state(random_state)
     grid, log_weight = candidate_grid()
     span = float(grid[-1])
+    fractions = np.full(d, np.nan)
     for j in np.flatnonzero(estimated):
         if j in inside:
-            lo, hi = inside[j]
+            lo, hi = lower[j], upper[j] = inside[j]
+            x = np.clip(X[:, j], lo, hi)
+            if not math.isinf(eps_col[j]):  # first: is the envelope loose?
+                eps_test = TEST_N_EPSILON / n
+                fractions[j], loose = looseness_test(x, lo, hi, eps_test, rng)
+                if not loose:  # keep it; the rest of the part goes to the fit
+                    eps_col[j] = eps_test
+                    continue
             lower[j], upper[j], levels[j] = _column_range(
-                np.clip(X[:, j], lo, hi),
-                eps_col[j],
+                x,
+                eps_col[j] - (0.0 if np.isnan(fractions[j]) else eps_test),
                 *envelope_grid(lo, hi, base=(grid, log_weight)),
                 rng,
                 envelope=(lo, hi),
@@ -615,35 +617,9 @@ def private_bounds(
         lower[j], upper[j], levels[j] = _column_range(
             x, eps_col[j], grid, log_weight, rng
         )
-    return PrivateBounds(lower, upper, estimated, float(epsilon), eps_col, levels)
-
-
-def _drop_hopeless_envelopes(estimated, in_envelope, label_column, label_first, n_eps):
-    """The estimated columns without the envelope columns whose share of
-    ``n_eps`` (``n * epsilon``) would be below ``MIN_N_EPSILON_ENVELOPE``:
-    features first, then (with their shares given to the rest) the label.
-    A function of public quantities."""
-    estimated = estimated.copy()
-    if math.isinf(n_eps):  # no privacy: every range is found exactly
-        return estimated
-    for drop_label in (False, True):
-        if not estimated.any():
-            break
-        share = _column_shares(estimated, label_first)
-        low = estimated & in_envelope & (n_eps * share < MIN_N_EPSILON_ENVELOPE)
-        if not drop_label and label_column is not None:
-            low[label_column] = False
-        estimated &= ~low
-    return estimated
-
-
-def _column_shares(estimated, label_column=None):
-    """Each column's share of epsilon: equal over the estimated columns (0
-    elsewhere), or half for ``label_column`` and the rest equally."""
-    share = estimated.astype(np.float64)
-    others = int(estimated.sum()) - int(
-        label_column is not None and bool(estimated[label_column])
+    kept = np.isfinite(fractions) & np.isnan(levels)
+    spent = float(eps_col.sum()) if kept.any() else float(epsilon)
+    record_spend(PrivacyBudget(spent, 0.0), source, mechanism=None)
+    return PrivateBounds(
+        lower, upper, estimated, spent, eps_col, levels, loose_fraction=fractions
     )
-    if label_column is not None and estimated[label_column] and others:
-        share[label_column] = others
-    return share / share.sum()

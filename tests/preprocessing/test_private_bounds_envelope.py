@@ -12,6 +12,8 @@ from scipy import special, stats
 
 from skdp.accounting import track_budget
 from skdp.preprocessing import PrivateBoundsWarning, private_bounds
+from skdp.preprocessing import _private_bounds
+from skdp.preprocessing._envelope_budget import TEST_N_EPSILON
 from skdp.preprocessing._private_bounds import (
     ENVELOPE_RESOLUTION,
     FALLBACK_WEIGHT,
@@ -115,7 +117,7 @@ def test_envelope_grid_is_public_and_inside():
 
 
 def test_a_budget_too_small_for_any_range_spends_nothing():
-    """n * eps per range below MIN_N_EPSILON_ENVELOPE (128): the ranges keep their
+    """n * eps per range below ENVELOPE_PART (160): the ranges keep their
     envelopes at no cost, nothing is recorded, the result says epsilon 0."""
     x = np.random.default_rng(0).normal(600.0, 20.0, (100, 2))
     with track_budget() as acc:
@@ -131,19 +133,19 @@ def test_a_budget_too_small_for_any_range_spends_nothing():
 
 
 def test_small_budgets_go_to_the_label_first():
-    """Three envelope features and a label at n * eps = 150: 37.5 each is below
-    128, so the features keep their envelopes and the label gets all 150; at
-    120 the label is dropped too."""
+    """Three envelope features and a label at n * eps = 180: 45 each is below
+    ENVELOPE_PART = 160 (test 32 + pair 128), so the features keep their
+    envelopes and the label gets all 180; at 150 the label is dropped too."""
     rng = np.random.default_rng(0)
     X = rng.normal(0.0, 1.0, (300, 4))
     env = {j: (-10.0, 10.0) for j in range(4)}
-    res = private_bounds(X, epsilon=0.5, envelope=env, label_column=3, random_state=0)
+    res = private_bounds(X, epsilon=0.6, envelope=env, label_column=3, random_state=0)
     assert res.estimated.tolist() == [False, False, False, True]
-    np.testing.assert_allclose(res.epsilon_per_column, [0, 0, 0, 0.5])
-    assert res.epsilon == 0.5
+    np.testing.assert_allclose(res.epsilon_per_column, [0, 0, 0, 0.6])
+    assert res.epsilon == 0.6
     for j in range(3):
         assert (res.lower[j], res.upper[j]) == (-10.0, 10.0)
-    res = private_bounds(X, epsilon=0.4, envelope=env, label_column=3, random_state=0)
+    res = private_bounds(X, epsilon=0.5, envelope=env, label_column=3, random_state=0)
     assert res.epsilon == 0.0 and not res.estimated.any()
     # a column without an envelope is never dropped
     res = private_bounds(
@@ -152,13 +154,16 @@ def test_small_budgets_go_to_the_label_first():
     assert res.estimated.tolist() == [False, True, True, True]
 
 
-def test_at_the_threshold_keeping_the_envelope_is_a_coin_flip():
-    """n * eps = MIN_N_EPSILON_ENVELOPE = 128 (just estimated) on clean normal
-    data inside a 30-sd envelope: the derivation of the threshold says a
-    perfect quartile pair only just overcomes the fallback's handicap there,
-    so "keep" has probability near 1/2 (exactly 0.48 here), while at n eps =
-    200 it is negligible. The production sampler's frequency over 300 draws
-    matches the exact probability within 4 binomial standard errors."""
+def test_at_the_threshold_keeping_the_envelope_is_a_coin_flip(monkeypatch):
+    """The pair gets n * eps = MIN_N_EPSILON_ENVELOPE = 128 (a column part of
+    ENVELOPE_PART = 160, just estimated; the looseness test, 32 of it, is
+    forced to say "loose" here) on clean normal data inside a 30-sd envelope:
+    the derivation of the threshold says a perfect quartile pair only just
+    overcomes the fallback's handicap there, so "keep" has probability near
+    1/2 (exactly 0.48 here), while at n eps = 200 it is negligible. The
+    production sampler's frequency over 300 draws matches the exact
+    probability within 4 binomial standard errors."""
+    monkeypatch.setattr(_private_bounds, "looseness_test", lambda *a: (1.0, True))
     grid, logw = envelope_grid(300.0, 900.0)
     for n, (lo, hi) in ((128, (0.3, 0.7)), (200, (0.0, 1e-3))):
         x = np.random.default_rng(0).normal(600.0, 20.0, n)
@@ -169,12 +174,14 @@ def test_at_the_threshold_keeping_the_envelope_is_a_coin_flip():
         )
         p = math.exp(log_keep)
         assert lo < p < hi
+        epsilon = (n + TEST_N_EPSILON) / n  # the pair gets 1.0
         kept = 0
         for seed in range(300):
             res = private_bounds(
-                x[:, None], epsilon=1.0, envelope={0: (300.0, 900.0)}, random_state=seed
+                x[:, None], epsilon=epsilon, envelope={0: (300.0, 900.0)},
+                random_state=seed,
             )
-            assert res.epsilon == 1.0
+            assert res.epsilon == epsilon
             kept += (res.lower[0], res.upper[0]) == (300.0, 900.0)
         assert abs(kept - 300 * p) <= 4 * math.sqrt(300 * p * (1 - p)) + 1
 
