@@ -23,6 +23,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted
 
 from skdp._fm.bounds_budget import epsilon_left
+from skdp._fm.streams import child_generator
 from skdp._fm.centring import centred_domain
 from skdp._fm.domain import DataDomain
 from skdp._fm.statistics import fingerprint_items
@@ -203,7 +204,7 @@ class FMDomainMixin:
             feature_names=None
             if names is None or self.bounds_X is None
             else list(names),
-            random_state=rng,
+            random_state=child_generator(rng),  # the fit's stream is untouched
             source=type(self).__name__ + ".bounds",
             label_column=d if y_private else None,
             envelope=envelope,

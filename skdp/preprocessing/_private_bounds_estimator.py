@@ -10,6 +10,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from skdp._fm.bounds_budget import epsilon_left
+from skdp._fm.streams import child_generator
 from skdp._fm.unit_scaler import UnitScaler
 from skdp.accounting import BudgetTrackingMixin
 from skdp.preprocessing._private_bounds import private_bounds, schema_bounds
@@ -193,7 +194,8 @@ class PrivateBoundsEstimator(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstima
             epsilon=epsilon * share,
             public_bounds={**schema, **(self.public_bounds or {})},
             feature_names=None if names is None else list(names),
-            random_state=check_random_state(self.random_state),
+            # a child stream: independent of an inner estimator seeded alike
+            random_state=child_generator(check_random_state(self.random_state)),
             source=type(self).__name__ + ".bounds",
             envelope=envelope,
         )

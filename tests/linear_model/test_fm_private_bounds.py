@@ -256,6 +256,8 @@ def test_tighten_spends_nothing_where_no_range_could_be_tightened():
         epsilon=0.1, bounds_X=(0, 1e6), bounds_y=(-100.0, 100.0), random_state=0
     )
     assert declared.fit(X, y).privacy_spent_ == reg.privacy_spent_
+    # nothing drawn for the ranges either: the same noise, the same model
+    np.testing.assert_allclose(reg.coef_, declared.coef_, rtol=1e-12)
 
 
 def test_tighten_needs_declared_ranges_to_do_anything():
