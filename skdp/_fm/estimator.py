@@ -23,10 +23,10 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted
 
 from skdp._fm.bounds_budget import epsilon_left
-from skdp._fm.streams import child_generator
 from skdp._fm.centring import centred_domain
 from skdp._fm.domain import DataDomain
 from skdp._fm.statistics import fingerprint_items
+from skdp._fm.streams import child_generator
 from skdp.accounting import PrivacyBudget
 from skdp.preprocessing import private_bounds
 from skdp.utils import check_bounds

@@ -63,7 +63,9 @@ def test_the_released_fraction_is_the_count_plus_laplace_noise():
     g = half_window_count(x, 300.0, 900.0)
     rng = np.random.default_rng(1)
     eps = TEST_N_EPSILON / x.size
-    draws = np.array([looseness_test(x, 300.0, 900.0, eps, rng)[0] for _ in range(20_000)])
+    draws = np.array(
+        [looseness_test(x, 300.0, 900.0, eps, rng)[0] for _ in range(20_000)]
+    )
     law = stats.laplace(loc=g / x.size, scale=1.0 / (eps * x.size))
     assert stats.kstest(draws, law.cdf).pvalue > 1e-3
 
@@ -135,7 +137,9 @@ def test_the_fit_gets_what_a_kept_envelope_leaves():
     # the range release draws from its own stream: the fit's noise is that
     # of a declared fit at the epsilon left, draw for draw
     declared = FMLinearRegression(
-        epsilon=1.0 - eps_test, bounds_X=(0.0, 1.0), bounds_y=(-1.0, 1.0),
+        epsilon=1.0 - eps_test,
+        bounds_X=(0.0, 1.0),
+        bounds_y=(-1.0, 1.0),
         random_state=0,
     ).fit(X, y)
     # equal up to rounding (the tightened fit maps features to [-1, 1]

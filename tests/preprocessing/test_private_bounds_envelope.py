@@ -11,8 +11,7 @@ import pytest
 from scipy import special, stats
 
 from skdp.accounting import track_budget
-from skdp.preprocessing import PrivateBoundsWarning, private_bounds
-from skdp.preprocessing import _private_bounds
+from skdp.preprocessing import PrivateBoundsWarning, _private_bounds, private_bounds
 from skdp.preprocessing._envelope_budget import TEST_N_EPSILON
 from skdp.preprocessing._private_bounds import (
     ENVELOPE_RESOLUTION,
@@ -178,7 +177,9 @@ def test_at_the_threshold_keeping_the_envelope_is_a_coin_flip(monkeypatch):
         kept = 0
         for seed in range(300):
             res = private_bounds(
-                x[:, None], epsilon=epsilon, envelope={0: (300.0, 900.0)},
+                x[:, None],
+                epsilon=epsilon,
+                envelope={0: (300.0, 900.0)},
                 random_state=seed,
             )
             assert res.epsilon == epsilon
