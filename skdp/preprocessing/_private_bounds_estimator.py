@@ -51,14 +51,17 @@ class PrivateBoundsEstimator(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstima
     Parameters
     ----------
     estimator : estimator with ``epsilon`` and ``bounds_X`` parameters
-        Fitted as a clone with ``epsilon * (1 - bounds_budget_share)`` and
+        Fitted as a clone with ``epsilon`` less what the ranges spent (at
+        most ``epsilon * bounds_budget_share``) and
         ``bounds_X=(-1, 1)``; its ``data_norm`` and ``max_nonzero`` (if any)
         must be unset (a norm bound in the user's units would not hold on the
         mapped features).
     envelope : tuple (lower, upper) or None, default=None
         Loose public ranges (scalars or arrays of length n_features, e.g. from
         documentation) that each range is released inside; the release keeps
-        them where the budget cannot find tighter ones. None: the scale-free
+        them where the budget cannot find tighter ones, or where a looseness
+        test finds the data fill half of one (then only the test's part is
+        spent and the estimator gets the rest). None: the scale-free
         grid of :func:`private_bounds` (no assumption on the units; warns
         where the budget per column is too small).
     public_bounds : dict or None, default=None
