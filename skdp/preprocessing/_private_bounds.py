@@ -291,7 +291,8 @@ class PrivateBounds:
         (basic composition over columns).
     quantile_level : ndarray of shape (n_columns,)
         The level ``q`` of each released quantile pair (NaN for a public
-        column, or an envelope kept after its looseness test).
+        column, or an envelope kept after its looseness test; 1/4 for a
+        median and half-width, whose half-width holds the quartiles' rows).
     loose_fraction : ndarray of shape (n_columns,) or None
         An envelope column's released looseness test (the noisy fraction of
         rows in the fullest half-envelope window; NaN if not tested).
