@@ -13,10 +13,14 @@ OLS's, median over seeds, for
 - **FM private**: the same estimator on the features in their own units with
   ``bounds_X="private"``, ``bounds_y="private"`` (the default 20% of eps, half
   of it for the label), the indicator, one-hot and ordinal columns given by
-  ``public_bounds`` (their range is the schema);
+  ``public_bounds`` (their range is the schema); a column whose part gives
+  ``n * eps`` below 160 gets a median and half-width instead of a quantile
+  pair;
 - **FM tightened**: the documentation's ranges as a loose public envelope
-  (``tighten_bounds=True``, the same 20% of eps, equal shares): each numeric
-  column's and the label's range released inside its declared one;
+  (``tighten_bounds=True``, at most the same 20% of eps, equal shares): each
+  numeric column's and the label's range released inside its declared one
+  where a looseness test says the data sit in half of it (parts below 160
+  are not estimated);
 - **AdaSSP** (Wang 2018, ``_adassp.py``), (eps, delta)-DP, declared ranges;
 - **Theil-Sen**: OpenDP 0.16's private Theil-Sen on the best single feature,
   chosen non-privately (``_theil_sen.py``), pure eps for replace-one

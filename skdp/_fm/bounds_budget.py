@@ -5,9 +5,14 @@ __all__ = ["epsilon_left"]
 
 
 def epsilon_left(epsilon, share, bounds_epsilon):
-    """What a fit after a range release gets: ``epsilon * (1 - share)``, or
-    all of ``epsilon`` when the release spent nothing (``bounds_epsilon``
-    0: every range kept its envelope)."""
+    """What a fit after a range release gets: ``epsilon * (1 - share)`` when
+    the release spent its whole share, all of ``epsilon`` when it spent
+    nothing (every range kept its envelope), else ``epsilon -
+    bounds_epsilon`` (envelopes kept after their looseness test return the
+    rest of their part: the fit's budget depends on the released test, which
+    basic composition allows, see ``private_bounds``)."""
     if bounds_epsilon == 0.0:
         return epsilon
-    return epsilon * (1.0 - float(share))
+    if bounds_epsilon >= epsilon * float(share):
+        return epsilon * (1.0 - float(share))
+    return epsilon - bounds_epsilon

@@ -26,6 +26,7 @@ from skdp._fm.bounds_budget import epsilon_left
 from skdp._fm.centring import centred_domain
 from skdp._fm.domain import DataDomain
 from skdp._fm.statistics import fingerprint_items
+from skdp._fm.streams import child_generator
 from skdp.accounting import PrivacyBudget
 from skdp.preprocessing import private_bounds
 from skdp.utils import check_bounds
@@ -203,7 +204,7 @@ class FMDomainMixin:
             feature_names=None
             if names is None or self.bounds_X is None
             else list(names),
-            random_state=rng,
+            random_state=child_generator(rng),  # the fit's stream is untouched
             source=type(self).__name__ + ".bounds",
             label_column=d if y_private else None,
             envelope=envelope,

@@ -504,7 +504,10 @@ _COMMON_PARAMS_DOC = """
         (:func:`~skdp.preprocessing.private_bounds`, ``envelope=``): where the
         budget is too small to find a tighter range the release keeps the
         declared one, and a range whose part would give ``n * epsilon`` below
-        64 is not estimated (nothing is spent when none is left). Columns in
+        160 is not estimated (nothing is spent when none is left). A cheap
+        private test (``n * epsilon`` 32) first asks whether the data sit in
+        half of the declared range; where they fill it, the range is kept and
+        the rest of its part goes to the fit. Columns in
         ``public_bounds`` (or boolean / categorical DataFrame columns) are
         exact and cost nothing. Off by default: a declared range is used as
         declared unless asked.

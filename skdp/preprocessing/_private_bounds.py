@@ -16,6 +16,14 @@ import numpy as np
 from scipy import special, stats
 
 from skdp.accounting import PrivacyBudget, record_spend
+from skdp.preprocessing._centre_width import centre_width_range
+from skdp.preprocessing._envelope_budget import (
+    TEST_N_EPSILON,
+    column_shares,
+    drop_hopeless_envelopes,
+    looseness_test,
+)
+from skdp.preprocessing._public_ranges import public_ranges, schema_bounds
 from skdp.utils import check_random_state
 
 __all__ = [
@@ -63,6 +71,13 @@ TUKEY_Z = stats.norm.ppf(0.75) * 4.0  # 0.6745 + 1.5 * 1.349 = 2.698
 # Below this n * epsilon per column even the quartiles (q = 1/4) are
 # unreliable: KAPPA / Q_MAX.
 MIN_N_EPSILON = KAPPA / Q_MAX
+# Below this n * epsilon per column (without an envelope) the range is a
+# released median and half-width (``_centre_width``) instead of a pair: on
+# the 53 numeric columns and labels of bench_small_data, draws more than 30
+# times too wide (or covering under half the rows) were 4% against 32% of
+# the pair's at 128 and 4% against 3% at 180, where the pair covers more of
+# skewed and tied columns: the crossover.
+CENTRE_WIDTH_BELOW = 160.0
 # Inside a declared envelope [L, H] (``envelope=``): candidates finer than
 # this fraction of H - L are dropped (a range that fine is 10^4 times tighter
 # than the envelope already), and the output "keep the envelope" gets this
@@ -78,15 +93,6 @@ MIN_N_EPSILON = KAPPA / Q_MAX
 # at eps 0.1: 1.07 times declared, 10: 0.81).
 ENVELOPE_RESOLUTION = 1e-4
 FALLBACK_WEIGHT = 10.0
-# An envelope column whose n * epsilon_column is below this is not estimated
-# (it keeps its envelope and costs nothing; the others get its share): even a
-# perfect quartile pair then beats "keep the envelope" by at most
-# exp(n eps_c / 8) = e^8 ~ 3,000, against a base-mass handicap of
-# FALLBACK_WEIGHT * R^2 ~ 10^3-10^7 (R: grid mass over the quartiles' cells
-# inside a typical envelope, 10-1,000), so the fallback is the likely outcome
-# and the share would be spent for nothing. Features are dropped before the
-# label (the label's range moves every coefficient's noise).
-MIN_N_EPSILON_ENVELOPE = KAPPA
 
 
 class PrivateBoundsWarning(UserWarning):
@@ -242,9 +248,12 @@ def sample_quantile_pair(d_low, d_high, epsilon, log_weight, rng, fallback_score
 def _column_range(x, epsilon, grid, log_weight, rng, envelope=None):
     """``(lower, upper, q)`` of one column from one epsilon-DP pair draw;
     inside ``envelope`` (then ``grid`` is :func:`envelope_grid`'s and ``x`` is
-    clipped to it) the draw may keep the envelope."""
-    sorted_x = np.sort(x)
+    clipped to it) the draw may keep the envelope. Without an envelope and
+    below ``CENTRE_WIDTH_BELOW``: a median and a half-width instead."""
     q = quantile_level(x.size, epsilon)
+    if envelope is None and x.size * epsilon < CENTRE_WIDTH_BELOW:
+        return (*centre_width_range(x, epsilon, grid, log_weight, rng), q)
+    sorted_x = np.sort(x)
     d_low = quantile_distance(sorted_x, grid, q)
     d_high = quantile_distance(sorted_x, grid, 1.0 - q)
     fallback = None
@@ -282,7 +291,11 @@ class PrivateBounds:
         (basic composition over columns).
     quantile_level : ndarray of shape (n_columns,)
         The level ``q`` of each released quantile pair (NaN for a public
-        column).
+        column, or an envelope kept after its looseness test; 1/4 for a
+        median and half-width, whose half-width holds the quartiles' rows).
+    loose_fraction : ndarray of shape (n_columns,) or None
+        An envelope column's released looseness test (the noisy fraction of
+        rows in the fullest half-envelope window; NaN if not tested).
     """
 
     lower: np.ndarray
@@ -291,97 +304,12 @@ class PrivateBounds:
     epsilon: float
     epsilon_per_column: np.ndarray
     quantile_level: np.ndarray
+    loose_fraction: np.ndarray = None
 
     @property
     def budget(self):
         """What the release spent, as a :class:`~skdp.accounting.PrivacyBudget`."""
         return PrivacyBudget(self.epsilon, 0.0)
-
-
-def schema_bounds(X):
-    """Ranges a pandas DataFrame's dtypes declare: ``{column index: (lo, hi)}``.
-
-    Boolean columns give ``(0, 1)``; categorical columns with numeric
-    categories give ``(min, max)`` of the declared categories (the dtype's
-    category list is the schema, whichever of them occur). Anything else, and
-    any non-DataFrame input, gives nothing.
-
-    Parameters
-    ----------
-    X : DataFrame or array-like
-        The features; only a DataFrame's dtypes are read, never its values.
-
-    Returns
-    -------
-    dict
-        ``{column index: (lower, upper)}`` for the columns the schema bounds.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from skdp.preprocessing import schema_bounds
-    >>> df = pd.DataFrame({"owner": [True, False], "age": [31.0, 52.0],
-    ...                    "rooms": pd.Categorical([2, 3], categories=[1, 2, 3, 4])})
-    >>> schema_bounds(df)
-    {0: (0.0, 1.0), 2: (1.0, 4.0)}
-    """
-    dtypes = getattr(X, "dtypes", None)
-    if dtypes is None or not hasattr(X, "columns"):
-        return {}
-    import pandas as pd
-
-    out = {}
-    for j, dtype in enumerate(dtypes):
-        if pd.api.types.is_bool_dtype(dtype):
-            out[j] = (0.0, 1.0)
-        elif isinstance(dtype, pd.CategoricalDtype):
-            cats = np.asarray(dtype.categories)
-            if cats.size and np.issubdtype(cats.dtype, np.number):
-                out[j] = (float(cats.min()), float(cats.max()))
-    return out
-
-
-def _public_ranges(public_bounds, n_columns, names, name="public_bounds"):
-    """``{index: (lo, hi)}`` from a dict of ranges keyed by index or name."""
-    if public_bounds is None:
-        return {}
-    if not isinstance(public_bounds, dict):
-        raise TypeError(
-            f"{name} must be a dict {{feature: (lower, upper)}}, got "
-            f"{type(public_bounds).__name__}."
-        )
-    out = {}
-    for key, value in public_bounds.items():
-        if isinstance(key, str):
-            if names is None or key not in list(names):
-                raise ValueError(
-                    f"{name} names the feature {key!r}, which is not a "
-                    "column name of X."
-                )
-            j = list(names).index(key)
-        elif isinstance(key, numbers.Integral) and not isinstance(key, bool):
-            j = int(key)
-            if not 0 <= j < n_columns:
-                raise ValueError(
-                    f"{name} has feature index {j}; X has {n_columns} features."
-                )
-        else:
-            raise TypeError(
-                f"{name} keys must be feature indices or names, got {key!r}."
-            )
-        try:
-            lo, hi = (float(v) for v in value)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"{name}[{key!r}] must be a pair (lower, upper) of numbers, "
-                f"got {value!r}."
-            ) from None
-        if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
-            raise ValueError(
-                f"{name}[{key!r}] must be finite with lower <= upper, got {value!r}."
-            )
-        out[j] = (lo, hi)
-    return out
 
 
 def private_bounds(
@@ -432,13 +360,16 @@ def private_bounds(
     envelope : dict or None
         ``{feature: (lower, upper)}``: loose public ranges (documentation,
         units) that a column's released range is drawn inside of, with
-        "keep the envelope" as a possible outcome (see Notes). These columns
-        are estimated (they cost their share) unless their share gives
-        ``n * epsilon_column`` below ``MIN_N_EPSILON_ENVELOPE`` = 64, where
-        they keep the envelope at no cost and the others get their share
-        (features first, then the label); when no column is left nothing is
-        spent (``epsilon`` of the result is 0). A column in ``public_bounds``
-        or the schema is taken as given instead.
+        "keep the envelope" as a possible outcome (see Notes). Each such
+        column first gets a looseness test (``n * epsilon`` 32 of its part):
+        only where the data sit in half the envelope is the rest of its part
+        spent on a tighter range; elsewhere it keeps the envelope and the
+        rest is not spent (``epsilon`` of the result is then less than the
+        ``epsilon`` given). A column whose part gives ``n * epsilon_column``
+        below ``ENVELOPE_PART`` = 160 is neither tested nor estimated (the
+        others get its part: features first, then the label); when no column
+        is left nothing is spent. A column in ``public_bounds`` or the schema
+        is taken as given instead.
 
     Returns
     -------
@@ -474,6 +405,19 @@ def private_bounds(
     at ``q`` the score gap to those candidates is ``q n``, so ``q`` is the most
     extreme level with ``eps_c q n`` large (:data:`KAPPA`).
 
+    **Small budgets without an envelope.** Where ``n * eps_c`` is below
+    ``CENTRE_WIDTH_BELOW`` = 160 the pair pays the grid's prior over 36
+    decades at both ends and often lands orders of magnitude wide; the
+    column's range is then ``[m - 4 w, m + 4 w]`` from two exponential
+    mechanisms with ``eps_c / 2`` each: the median ``m`` on the grid (score
+    minus the rank distance from ``n / 2``) and, given it, the half-width
+    ``w`` holding half the rows on the grid's non-negative candidates (score
+    minus the distance of ``n / 2`` from the counts ``#{|x - m| < w}`` and
+    ``#{|x - m| <= w}``); each score has sensitivity 1, so the range is
+    ``eps_c``-DP (``_centre_width``). ``4 w`` is Tukey's fence for a normal
+    column; the range is symmetric, so a skewed column's long side is
+    clipped more than by the pair.
+
     **Inside an envelope.** With ``envelope[c] = (L, H)`` the column is
     clipped to ``[L, H]`` (a data-independent map), the candidates are
     :func:`envelope_grid`'s (the grid inside the envelope, no finer than
@@ -497,6 +441,24 @@ def private_bounds(
     but did better on the 294-row CASchools at eps 5, 0.42 vs 1.02 times
     declared).
 
+    **Looseness test.** Before its pair, an envelope column spends
+    ``eps_t = 32 / n`` on ``g + Laplace(1 / eps_t)``, ``g`` the most rows in
+    one of five public windows half the envelope wide
+    (:func:`~skdp.preprocessing._envelope_budget.half_window_count`,
+    sensitivity 1): ``eps_t``-DP. Only if the noisy fraction is at least 0.9
+    does the pair get the rest of the part; otherwise the envelope is kept
+    and the rest is never spent. The amount spent thus depends on released
+    outputs; the guarantee still holds by basic composition with adaptively
+    chosen parameters (a privacy filter, Rogers et al. 2016): for every
+    outcome ``t`` of the tests, what follows spends at most the part left,
+    so the whole is ``epsilon``-DP (and a fit that gets the rest after it,
+    ``(epsilon_fit, delta)``, composes to the total: conditional on ``t`` its
+    ``delta`` is weighted by ``P(t) <= 1``). Why: where the data fill the
+    envelope (a documented range that is the data's own) the pair keeps the
+    envelope anyway and its part is lost to the fit; measured on diamonds at
+    eps 0.1, where the label's documented range is the data's, spending 20%
+    on it alone cost 1.5 to 2 times the test MSE.
+
     **Fences.** ``[a - k (b - a), b + k (b - a)]`` with ``k = fence_factor(q)``:
     Tukey's fences (``k = 1.5`` at quartiles, 2.698 standard deviations of a
     normal) generalised to level ``q``. Values outside are clipped by the
@@ -512,6 +474,8 @@ def private_bounds(
     Gillenwater, Joseph & Kulesza (2021). Differentially private quantiles.
     ICML (JointExp: several quantiles from one draw).
     Tukey (1977). Exploratory data analysis (fences).
+    Rogers, Roth, Ullman & Vadhan (2016). Privacy odometers and filters:
+    pay-as-you-go composition. NeurIPS.
 
     Examples
     --------
@@ -536,8 +500,8 @@ def private_bounds(
     if not np.all(np.isfinite(X)):
         raise ValueError("X must be finite (no NaN or infinity) for private bounds.")
     n, d = X.shape
-    known.update(_public_ranges(public_bounds, d, names))
-    inside = _public_ranges(envelope, d, names, name="envelope")
+    known.update(public_ranges(public_bounds, d, names))
+    inside = public_ranges(envelope, d, names, name="envelope")
     estimated = np.array([j not in known for j in range(d)])
     m = int(estimated.sum())
     if m and not (isinstance(epsilon, numbers.Real) and epsilon > 0):
@@ -549,8 +513,9 @@ def private_bounds(
     for j, (lo, hi) in known.items():
         lower[j], upper[j] = lo, hi
     levels = np.full(d, np.nan)
+    nan2 = (levels, levels.copy())  # no level, no test
     if m == 0:
-        return PrivateBounds(lower, upper, estimated, 0.0, np.zeros(d), levels)
+        return PrivateBounds(lower, upper, estimated, 0.0, np.zeros(d), *nan2)
     if label_column is not None and not (
         isinstance(label_column, numbers.Integral) and 0 <= label_column < d
     ):
@@ -561,15 +526,15 @@ def private_bounds(
     # the label's larger share guards against a label range that misses by
     # orders of magnitude; inside an envelope a miss keeps the envelope
     label_first = None if label_column in inside else label_column
-    estimated = _drop_hopeless_envelopes(
+    estimated = drop_hopeless_envelopes(
         estimated, in_envelope, label_column, label_first, n * float(epsilon)
     )
     for j in np.flatnonzero(~estimated & in_envelope):  # kept, at no cost
         lower[j], upper[j] = inside[j]
     m = int(estimated.sum())
     if m == 0:
-        return PrivateBounds(lower, upper, estimated, 0.0, np.zeros(d), levels)
-    share = _column_shares(estimated, label_first)
+        return PrivateBounds(lower, upper, estimated, 0.0, np.zeros(d), *nan2)
+    share = column_shares(estimated, label_first)
     eps_col = np.zeros(d)
     eps_col[estimated] = float(epsilon) * share[estimated]  # inf * 0 is nan
     # inside an envelope a small budget keeps the envelope: nothing to warn of
@@ -588,16 +553,23 @@ def private_bounds(
             PrivateBoundsWarning,
             stacklevel=2,
         )
-    record_spend(PrivacyBudget(float(epsilon), 0.0), source, mechanism=None)
     rng = check_random_state(random_state)
     grid, log_weight = candidate_grid()
     span = float(grid[-1])
+    fractions = np.full(d, np.nan)
     for j in np.flatnonzero(estimated):
         if j in inside:
-            lo, hi = inside[j]
+            lo, hi = lower[j], upper[j] = inside[j]
+            x = np.clip(X[:, j], lo, hi)
+            if not math.isinf(eps_col[j]):  # first: is the envelope loose?
+                eps_test = TEST_N_EPSILON / n
+                fractions[j], loose = looseness_test(x, lo, hi, eps_test, rng)
+                if not loose:  # keep it; the rest of the part goes to the fit
+                    eps_col[j] = eps_test
+                    continue
             lower[j], upper[j], levels[j] = _column_range(
-                np.clip(X[:, j], lo, hi),
-                eps_col[j],
+                x,
+                eps_col[j] - (0.0 if np.isnan(fractions[j]) else eps_test),
                 *envelope_grid(lo, hi, base=(grid, log_weight)),
                 rng,
                 envelope=(lo, hi),
@@ -607,33 +579,9 @@ def private_bounds(
         lower[j], upper[j], levels[j] = _column_range(
             x, eps_col[j], grid, log_weight, rng
         )
-    return PrivateBounds(lower, upper, estimated, float(epsilon), eps_col, levels)
-
-
-def _drop_hopeless_envelopes(estimated, in_envelope, label_column, label_first, n_eps):
-    """The estimated columns without the envelope columns whose share of
-    ``n_eps`` (``n * epsilon``) would be below ``MIN_N_EPSILON_ENVELOPE``:
-    features first, then (with their shares given to the rest) the label.
-    A function of public quantities."""
-    estimated = estimated.copy()
-    for drop_label in (False, True):
-        if not estimated.any():
-            break
-        share = _column_shares(estimated, label_first)
-        low = estimated & in_envelope & (n_eps * share < MIN_N_EPSILON_ENVELOPE)
-        if not drop_label and label_column is not None:
-            low[label_column] = False
-        estimated &= ~low
-    return estimated
-
-
-def _column_shares(estimated, label_column=None):
-    """Each column's share of epsilon: equal over the estimated columns (0
-    elsewhere), or half for ``label_column`` and the rest equally."""
-    share = estimated.astype(np.float64)
-    others = int(estimated.sum()) - int(
-        label_column is not None and bool(estimated[label_column])
+    kept = np.isfinite(fractions) & np.isnan(levels)
+    spent = float(eps_col.sum()) if kept.any() else float(epsilon)
+    record_spend(PrivacyBudget(spent, 0.0), source, mechanism=None)
+    return PrivateBounds(
+        lower, upper, estimated, spent, eps_col, levels, loose_fraction=fractions
     )
-    if label_column is not None and estimated[label_column] and others:
-        share[label_column] = others
-    return share / share.sum()

@@ -10,6 +10,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from skdp._fm.bounds_budget import epsilon_left
+from skdp._fm.streams import child_generator
 from skdp._fm.unit_scaler import UnitScaler
 from skdp.accounting import BudgetTrackingMixin
 from skdp.preprocessing._private_bounds import private_bounds, schema_bounds
@@ -50,14 +51,17 @@ class PrivateBoundsEstimator(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstima
     Parameters
     ----------
     estimator : estimator with ``epsilon`` and ``bounds_X`` parameters
-        Fitted as a clone with ``epsilon * (1 - bounds_budget_share)`` and
+        Fitted as a clone with ``epsilon`` less what the ranges spent (at
+        most ``epsilon * bounds_budget_share``) and
         ``bounds_X=(-1, 1)``; its ``data_norm`` and ``max_nonzero`` (if any)
         must be unset (a norm bound in the user's units would not hold on the
         mapped features).
     envelope : tuple (lower, upper) or None, default=None
         Loose public ranges (scalars or arrays of length n_features, e.g. from
         documentation) that each range is released inside; the release keeps
-        them where the budget cannot find tighter ones. None: the scale-free
+        them where the budget cannot find tighter ones, or where a looseness
+        test finds the data fill half of one (then only the test's part is
+        spent and the estimator gets the rest). None: the scale-free
         grid of :func:`private_bounds` (no assumption on the units; warns
         where the budget per column is too small).
     public_bounds : dict or None, default=None
@@ -193,7 +197,8 @@ class PrivateBoundsEstimator(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstima
             epsilon=epsilon * share,
             public_bounds={**schema, **(self.public_bounds or {})},
             feature_names=None if names is None else list(names),
-            random_state=check_random_state(self.random_state),
+            # a child stream: independent of an inner estimator seeded alike
+            random_state=child_generator(check_random_state(self.random_state)),
             source=type(self).__name__ + ".bounds",
             envelope=envelope,
         )

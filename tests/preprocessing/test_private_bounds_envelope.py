@@ -4,13 +4,15 @@ is exactly epsilon-DP, the sampler draws it, and it falls back or tightens
 where it should."""
 
 import itertools
+import math
 
 import numpy as np
 import pytest
 from scipy import special, stats
 
 from skdp.accounting import track_budget
-from skdp.preprocessing import PrivateBoundsWarning, private_bounds
+from skdp.preprocessing import PrivateBoundsWarning, _private_bounds, private_bounds
+from skdp.preprocessing._envelope_budget import TEST_N_EPSILON
 from skdp.preprocessing._private_bounds import (
     ENVELOPE_RESOLUTION,
     FALLBACK_WEIGHT,
@@ -114,7 +116,7 @@ def test_envelope_grid_is_public_and_inside():
 
 
 def test_a_budget_too_small_for_any_range_spends_nothing():
-    """n * eps per range below MIN_N_EPSILON_ENVELOPE (64): the ranges keep their
+    """n * eps per range below ENVELOPE_PART (160): the ranges keep their
     envelopes at no cost, nothing is recorded, the result says epsilon 0."""
     x = np.random.default_rng(0).normal(600.0, 20.0, (100, 2))
     with track_budget() as acc:
@@ -130,19 +132,19 @@ def test_a_budget_too_small_for_any_range_spends_nothing():
 
 
 def test_small_budgets_go_to_the_label_first():
-    """Three envelope features and a label at n * eps = 120: 30 each is below 64,
-    so the features keep their envelopes and the label gets all 120; at 40 the
-    label is dropped too."""
+    """Three envelope features and a label at n * eps = 180: 45 each is below
+    ENVELOPE_PART = 160 (test 32 + pair 128), so the features keep their
+    envelopes and the label gets all 180; at 150 the label is dropped too."""
     rng = np.random.default_rng(0)
     X = rng.normal(0.0, 1.0, (300, 4))
     env = {j: (-10.0, 10.0) for j in range(4)}
-    res = private_bounds(X, epsilon=0.4, envelope=env, label_column=3, random_state=0)
+    res = private_bounds(X, epsilon=0.6, envelope=env, label_column=3, random_state=0)
     assert res.estimated.tolist() == [False, False, False, True]
-    np.testing.assert_allclose(res.epsilon_per_column, [0, 0, 0, 0.4])
-    assert res.epsilon == 0.4
+    np.testing.assert_allclose(res.epsilon_per_column, [0, 0, 0, 0.6])
+    assert res.epsilon == 0.6
     for j in range(3):
         assert (res.lower[j], res.upper[j]) == (-10.0, 10.0)
-    res = private_bounds(X, epsilon=0.2, envelope=env, label_column=3, random_state=0)
+    res = private_bounds(X, epsilon=0.5, envelope=env, label_column=3, random_state=0)
     assert res.epsilon == 0.0 and not res.estimated.any()
     # a column without an envelope is never dropped
     res = private_bounds(
@@ -151,20 +153,38 @@ def test_small_budgets_go_to_the_label_first():
     assert res.estimated.tolist() == [False, True, True, True]
 
 
-def test_the_envelope_is_kept_when_no_pair_beats_it():
-    """n * eps = 64 (just estimated) on data whose quartile pair is far from
-    any grid point's advantage: "keep" has odds FALLBACK_WEIGHT = 10 at equal
-    scores, so over 300 draws it is the majority outcome (the exact
-    probability is checked by test_probabilities_sum_to_one_...)."""
-    x = np.random.default_rng(0).normal(600.0, 20.0, 64)
-    kept = 0
-    for seed in range(300):
-        res = private_bounds(
-            x[:, None], epsilon=1.0, envelope={0: (300.0, 900.0)}, random_state=seed
+def test_at_the_threshold_keeping_the_envelope_is_a_coin_flip(monkeypatch):
+    """The pair gets n * eps = MIN_N_EPSILON_ENVELOPE = 128 (a column part of
+    ENVELOPE_PART = 160, just estimated; the looseness test, 32 of it, is
+    forced to say "loose" here) on clean normal data inside a 30-sd envelope:
+    the derivation of the threshold says a perfect quartile pair only just
+    overcomes the fallback's handicap there, so "keep" has probability near
+    1/2 (exactly 0.48 here), while at n eps = 200 it is negligible. The
+    production sampler's frequency over 300 draws matches the exact
+    probability within 4 binomial standard errors."""
+    monkeypatch.setattr(_private_bounds, "looseness_test", lambda *a: (1.0, True))
+    grid, logw = envelope_grid(300.0, 900.0)
+    for n, (lo, hi) in ((128, (0.3, 0.7)), (200, (0.0, 1e-3))):
+        x = np.random.default_rng(0).normal(600.0, 20.0, n)
+        d_low = quantile_distance(np.sort(x), grid, 0.25)
+        d_high = quantile_distance(np.sort(x), grid, 0.75)
+        _, log_keep = pair_log_probabilities(
+            d_low, d_high, 1.0, logw, fallback_score=-max(d_low[0], d_high[-1])
         )
-        assert res.epsilon == 1.0
-        kept += (res.lower[0], res.upper[0]) == (300.0, 900.0)
-    assert kept > 150
+        p = math.exp(log_keep)
+        assert lo < p < hi
+        epsilon = (n + TEST_N_EPSILON) / n  # the pair gets 1.0
+        kept = 0
+        for seed in range(300):
+            res = private_bounds(
+                x[:, None],
+                epsilon=epsilon,
+                envelope={0: (300.0, 900.0)},
+                random_state=seed,
+            )
+            assert res.epsilon == epsilon
+            kept += (res.lower[0], res.upper[0]) == (300.0, 900.0)
+        assert abs(kept - 300 * p) <= 4 * math.sqrt(300 * p * (1 - p)) + 1
 
 
 def test_a_large_budget_tightens_inside_the_envelope():
