@@ -99,10 +99,11 @@ class FMPrivacyMixin:
     @property
     def _release_epsilon(self):
         """The epsilon of the statistics' release: all of it, or what private
-        bounds leave (``(1 - bounds_budget_share) * epsilon``)."""
+        bounds leave (``(1 - bounds_budget_share) * epsilon``, more when
+        envelopes were kept after their looseness test)."""
         if self._private_bounds_parts() == (False, False):
             return self.epsilon
-        # set by the range release (0 when every range kept its envelope)
+        # set by the range release (0 when nothing was spent)
         spent = self.__dict__.get("_bounds_epsilon")
         return epsilon_left(self.epsilon, self.bounds_budget_share, spent)
 

@@ -486,8 +486,9 @@ _COMMON_PARAMS_DOC = """
         its numeric categorical columns the range of their declared categories
         without being listed.
     bounds_budget_share : float in (0, 1), default=0.2
-        With private bounds: the share of ``epsilon`` spent on them (the
-        release of the statistics gets the rest; ``delta`` all goes to it).
+        With private bounds: the share of ``epsilon`` spent on them, at most
+        (with ``tighten_bounds`` less when ranges are kept; the release of the
+        statistics gets the rest; ``delta`` all goes to it).
         A private label range gets half of it when features are private too
         (a label range that misses ruins the whole model). 0.2 by measurement
         on the real tasks of ``benchmarks/bench_small_data.py``: at 0.1 the
