@@ -557,19 +557,23 @@ def private_bounds(
     grid, log_weight = candidate_grid()
     span = float(grid[-1])
     fractions = np.full(d, np.nan)
+    kept_after_test = False  # then less than epsilon was spent
     for j in np.flatnonzero(estimated):
         if j in inside:
             lo, hi = lower[j], upper[j] = inside[j]
             x = np.clip(X[:, j], lo, hi)
-            if not math.isinf(eps_col[j]):  # first: is the envelope loose?
+            eps_pair = eps_col[j]
+            if not math.isinf(eps_pair):  # first: is the envelope loose?
                 eps_test = TEST_N_EPSILON / n
                 fractions[j], loose = looseness_test(x, lo, hi, eps_test, rng)
                 if not loose:  # keep it; the rest of the part goes to the fit
                     eps_col[j] = eps_test
+                    kept_after_test = True
                     continue
+                eps_pair -= eps_test
             lower[j], upper[j], levels[j] = _column_range(
                 x,
-                eps_col[j] - (0.0 if np.isnan(fractions[j]) else eps_test),
+                eps_pair,
                 *envelope_grid(lo, hi, base=(grid, log_weight)),
                 rng,
                 envelope=(lo, hi),
@@ -579,8 +583,7 @@ def private_bounds(
         lower[j], upper[j], levels[j] = _column_range(
             x, eps_col[j], grid, log_weight, rng
         )
-    kept = np.isfinite(fractions) & np.isnan(levels)
-    spent = float(eps_col.sum()) if kept.any() else float(epsilon)
+    spent = float(eps_col.sum()) if kept_after_test else float(epsilon)
     record_spend(PrivacyBudget(spent, 0.0), source, mechanism=None)
     return PrivateBounds(
         lower, upper, estimated, spent, eps_col, levels, loose_fraction=fractions
