@@ -3,16 +3,18 @@
 Without an envelope, the quantile pair of ``private_bounds`` pays the public
 grid's prior over 36 decades at *both* ends: a pair lands beyond the data
 with odds about ``(mass beyond / mass near a quartile)^2 exp(-n eps / 8)``,
-and where a column's magnitude is 100 times its spread (a test score of
-650 +- 20, a depth of 61 +- 1) that is still likely at ``n eps`` of a few
-hundred (on the 53 numeric columns and labels of ``bench_small_data``, at
-``n * eps_c = 128``, 32% of pair draws were more than 30 times too wide).
-Here one end is located (the median, score gap ``n / 2``) and the other is a
-*width*, whose own log-uniform prior does not depend on the magnitude: 4% of
-draws were that wide at 128, 6% at 50 (pair 88%). The price: a symmetric
-range, which clips more of a skewed column's long side, and a width that
-collapses when a value holds nearly half the rows (hours worked: 47% at 40);
-where the budget suffices (``MIN_N_EPSILON``) the pair is used instead.
+and where a column's magnitude is tens of times its spread (a test score of
+650 +- 20, a depth of 61 +- 1.4) that is still likely at ``n eps`` of a few
+hundred. Here one end is located (the median, score gap ``n / 2``) and the
+other is a *width*, whose own log-uniform prior does not depend on the
+magnitude. On the 53 numeric columns and labels of ``bench_small_data``,
+draws more than 30 times too wide or covering under half the rows: 4% at
+``n * eps_c = 128`` (pair 32%), 6% at 100 (pair 61%); at 50 both fail often
+(55%, pair 88%), and at 180 they are even (4%, pair 3%). The price: a
+symmetric range, which clips more of a skewed column's long side, and a
+width that collapses when a value holds nearly half the rows (hours worked:
+47% at 40). ``private_bounds`` uses it below ``CENTRE_WIDTH_BELOW`` = 160
+and the pair above.
 """
 
 import numpy as np
