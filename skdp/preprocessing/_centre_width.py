@@ -19,6 +19,8 @@ and the pair above.
 
 import numpy as np
 
+from skdp.preprocessing._ranks import quantile_distance
+
 __all__ = [
     "WIDTH_FENCE",
     "centre_log_probabilities",
@@ -44,17 +46,11 @@ def width_candidates(grid, log_weight):
     return grid[keep], log_weight[keep]
 
 
-def _rank_distance(sorted_values, candidates, target):
-    below = np.searchsorted(sorted_values, candidates, side="left")
-    upto = np.searchsorted(sorted_values, candidates, side="right")
-    return np.maximum(0.0, np.maximum(below - target, target - upto))
-
-
 def centre_log_probabilities(sorted_x, epsilon, grid, log_weight):
     """Log-probabilities of the median's exponential mechanism: score minus
     the rank distance from ``n / 2`` (sensitivity 1), ``CENTRE_SHARE *
     epsilon``: ``P(g) ∝ mu_g exp(eps_m u(g) / 2)``."""
-    d = _rank_distance(sorted_x, grid, 0.5 * sorted_x.size)
+    d = quantile_distance(sorted_x, grid, 0.5)
     logits = log_weight - 0.5 * CENTRE_SHARE * epsilon * d
     return logits - np.logaddexp.reduce(logits)
 
@@ -66,7 +62,7 @@ def width_log_probabilities(sorted_x, centre, epsilon, widths, width_log_weight)
     counts by at most 1 (``m`` is public), so the score has sensitivity 1;
     ``(1 - CENTRE_SHARE) * epsilon``."""
     r = np.sort(np.abs(sorted_x - centre))
-    d = _rank_distance(r, widths, HALF_FRACTION * sorted_x.size)
+    d = quantile_distance(r, widths, HALF_FRACTION)
     logits = width_log_weight - 0.5 * (1.0 - CENTRE_SHARE) * epsilon * d
     return logits - np.logaddexp.reduce(logits)
 

@@ -24,6 +24,7 @@ from skdp.preprocessing._envelope_budget import (
     looseness_test,
 )
 from skdp.preprocessing._public_ranges import public_ranges, schema_bounds
+from skdp.preprocessing._ranks import quantile_distance
 from skdp.utils import check_random_state
 
 __all__ = [
@@ -155,22 +156,6 @@ def fence_factor(q):
     return float((TUKEY_Z - z) / (2.0 * z))
 
 
-def quantile_distance(sorted_x, grid, level):
-    """Distance in ranks of each candidate from the ``level`` quantile.
-
-    ``d(g) = dist(level * n, [#{x < g}, #{x <= g}])``: 0 when ``g`` is a
-    ``level``-quantile (ties included: a candidate equal to a value that many
-    rows share is exact for every level those rows cover). Replacing one row
-    moves both counts by at most 1, hence ``d`` by at most 1 (the distance from
-    a point to an interval is 1-Lipschitz in each end).
-    """
-    n = sorted_x.size
-    below = np.searchsorted(sorted_x, grid, side="left")
-    upto = np.searchsorted(sorted_x, grid, side="right")
-    target = level * n
-    return np.maximum(0.0, np.maximum(below - target, target - upto))
-
-
 def fallback_log_mass(log_weight):
     """Base log-mass of "keep the envelope": ``FALLBACK_WEIGHT`` times the
     base mass of all pairs, ``(sum mu)^2``."""
@@ -293,7 +278,7 @@ class PrivateBounds:
         The level ``q`` of each released quantile pair (NaN for a public
         column, or an envelope kept after its looseness test; 1/4 for a
         median and half-width, whose half-width holds the quartiles' rows).
-    loose_fraction : ndarray of shape (n_columns,) or None
+    loose_fraction : ndarray of shape (n_columns,)
         An envelope column's released looseness test (the noisy fraction of
         rows in the fullest half-envelope window; NaN if not tested).
     """
@@ -304,7 +289,7 @@ class PrivateBounds:
     epsilon: float
     epsilon_per_column: np.ndarray
     quantile_level: np.ndarray
-    loose_fraction: np.ndarray = None
+    loose_fraction: np.ndarray
 
     @property
     def budget(self):
@@ -513,9 +498,10 @@ def private_bounds(
     for j, (lo, hi) in known.items():
         lower[j], upper[j] = lo, hi
     levels = np.full(d, np.nan)
-    nan2 = (levels, levels.copy())  # no level, no test
     if m == 0:
-        return PrivateBounds(lower, upper, estimated, 0.0, np.zeros(d), *nan2)
+        return PrivateBounds(
+            lower, upper, estimated, 0.0, np.zeros(d), levels, levels.copy()
+        )
     if label_column is not None and not (
         isinstance(label_column, numbers.Integral) and 0 <= label_column < d
     ):
@@ -533,7 +519,9 @@ def private_bounds(
         lower[j], upper[j] = inside[j]
     m = int(estimated.sum())
     if m == 0:
-        return PrivateBounds(lower, upper, estimated, 0.0, np.zeros(d), *nan2)
+        return PrivateBounds(
+            lower, upper, estimated, 0.0, np.zeros(d), levels, levels.copy()
+        )
     share = column_shares(estimated, label_first)
     eps_col = np.zeros(d)
     eps_col[estimated] = float(epsilon) * share[estimated]  # inf * 0 is nan

@@ -94,11 +94,12 @@ class PrivateBoundsEstimator(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstima
 
     Notes
     -----
-    **Privacy.** The ranges are ``bounds_budget_share * epsilon``-DP
-    (:func:`private_bounds`); given them, the map to ``[-1, 1]`` is a public
-    function applied to each row, so a row's change changes one mapped row,
-    inside the box ``[-1, 1]^d`` the clone was told: its release is
-    ``((1 - bounds_budget_share) epsilon, delta)``-DP by the clone's own
+    **Privacy.** The ranges are ``eps_r``-DP with ``eps_r`` at most
+    ``bounds_budget_share * epsilon`` (:func:`private_bounds`; less when
+    envelopes are kept after their looseness test); given them, the map to
+    ``[-1, 1]`` is a public function applied to each row, so a row's change
+    changes one mapped row, inside the box ``[-1, 1]^d`` the clone was told:
+    its release is ``(epsilon - eps_r, delta)``-DP by the clone's own
     analysis. Both are recorded (:func:`~skdp.accounting.record_spend`) and
     compose to the estimator's ``(epsilon, delta)`` (basic composition).
     Mapping each feature to the same width makes every feature's part of the
