@@ -2,13 +2,22 @@
 
 __version__ = "0.1.0"
 
+from skdp._config import config_context, get_config, set_config
 from skdp.accounting import PrivacyBudget, track_budget
-from skdp.exceptions import BudgetExceededError, PrivacyLeakWarning
+from skdp.exceptions import (
+    BudgetExceededError,
+    PrivacyLeakWarning,
+    ReproducibleNoiseWarning,
+)
 
 __all__ = [
     "BudgetExceededError",
     "PrivacyBudget",
     "PrivacyLeakWarning",
+    "ReproducibleNoiseWarning",
     "__version__",
+    "config_context",
+    "get_config",
+    "set_config",
     "track_budget",
 ]

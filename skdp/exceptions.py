@@ -1,6 +1,6 @@
 """Warnings and errors raised by skdp."""
 
-__all__ = ["BudgetExceededError", "PrivacyLeakWarning"]
+__all__ = ["BudgetExceededError", "PrivacyLeakWarning", "ReproducibleNoiseWarning"]
 
 
 class PrivacyLeakWarning(RuntimeWarning):
@@ -8,6 +8,17 @@ class PrivacyLeakWarning(RuntimeWarning):
 
     Raised, for example, when data bounds are inferred from the data instead of being
     declared by the user: the bounds themselves then depend on the private data.
+    """
+
+
+class ReproducibleNoiseWarning(PrivacyLeakWarning):
+    """A release drew its noise from a seed: anyone who knows the seed knows the noise.
+
+    Issued on every release made while reproducible noise is switched on
+    (``skdp.set_config(reproducible_noise=True)`` or the environment variable
+    ``SKDP_REPRODUCIBLE_NOISE=1``) with a ``random_state`` other than ``None``.
+    Such a release is reproducible (tests, papers) and is not differentially
+    private against whoever can learn the seed.
     """
 
 

@@ -18,4 +18,4 @@ def child_generator(rng):
     try:
         return rng.spawn(1)[0]
     except (AttributeError, TypeError, ValueError):
-        return np.random.default_rng(int(rng.integers(2**63 - 1)))
+        return type(rng)(np.random.PCG64(int(rng.integers(2**63 - 1))))

@@ -1,0 +1,13 @@
+"""The test suite runs with reproducible noise switched on (explicit opt-in).
+
+Sampling tests use fixed seeds with tolerances argued from n, and the
+reproducibility properties (dask == in-memory, dealer == central, federated ==
+in-process, pins) are asserted bit for bit: both need the seeds to drive the
+noise. The environment variable is set here, before any test starts a worker
+process, so that those processes inherit it. The tests of the default policy
+(``tests/utils/test_seed_policy.py``) switch it off with ``config_context``.
+"""
+
+import os
+
+os.environ["SKDP_REPRODUCIBLE_NOISE"] = "1"
