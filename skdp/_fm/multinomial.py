@@ -86,7 +86,7 @@ from skdp._fm.sensitivity import (
     sensitivity,
 )
 from skdp._fm.solve import solve_noisy_quadratic
-from skdp.utils import check_random_state
+from skdp.utils import noise_generator
 
 __all__ = [
     "balanced_multinomial_weight",
@@ -263,7 +263,7 @@ def release_multinomial(
     mech = make_mechanism(
         epsilon, delta, sens, multinomial_n_released(domain, C), mechanism
     )
-    rng = check_random_state(random_state)
+    rng = noise_generator(random_state)
     p = domain.n_coef
     noise_A = np.asarray(mech.sample_noise(p * (p + 1) // 2, rng), dtype=np.float64)
     noise_B = np.asarray(mech.sample_noise(p * (C - 1), rng), dtype=np.float64)

@@ -83,7 +83,7 @@ from skdp._fm.sensitivity import (
     prior_eigenvalue,
 )
 from skdp._fm.solve import solve_noisy_quadratic
-from skdp.utils import check_random_state
+from skdp.utils import noise_generator
 
 __all__ = [
     "WEIGHT_MAX",
@@ -196,7 +196,7 @@ def newton_release(
         c = float(linear_weight)
     sens = newton_sensitivity(domain, linear_weight=c)
     mech = make_mechanism(epsilon, delta, sens, n_released(domain), mechanism)
-    rng = check_random_state(random_state)
+    rng = noise_generator(random_state)
     p = domain.n_coef
     noise_A = np.asarray(mech.sample_noise(len(triu_indices(p)[0]), rng), float)
     noise_b = np.asarray(mech.sample_noise(p, rng), float)

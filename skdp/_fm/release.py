@@ -8,7 +8,7 @@ import numpy as np
 from skdp._fm.domain import symmetric_from_triu, triu_indices
 from skdp._fm.sensitivity import balanced_linear_weight, n_released, sensitivity
 from skdp.mechanisms import GaussianMechanism, LaplaceMechanism
-from skdp.utils import check_random_state
+from skdp.utils import noise_generator
 
 __all__ = [
     "NoisyRelease",
@@ -59,7 +59,7 @@ def draw_noise(mech, domain, random_state):
     (sensitivity 0) gets exactly 0 (its draw is still made, so the stream does not
     depend on ``fit_intercept`` semantics).
     """
-    rng = check_random_state(random_state)
+    rng = noise_generator(random_state)
     p = domain.n_coef
     noise_A = np.asarray(mech.sample_noise(p * (p + 1) // 2, rng), dtype=np.float64)
     noise_b = np.asarray(mech.sample_noise(p, rng), dtype=np.float64)

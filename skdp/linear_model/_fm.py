@@ -21,7 +21,7 @@ from skdp._fm.statistics import FMStatistics, compute_statistics
 from skdp._fm.unit_scaler import UnitScaler as _UnitScaler
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.preprocessing import schema_bounds
-from skdp.utils import check_random_state
+from skdp.utils import noise_generator
 from skdp.utils.sklearn_compat import (
     fit_context,
     get_feature_names,
@@ -201,7 +201,7 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
             self.feature_names_in_ = np.asarray(names, dtype=object)
         if self._objective != "squared":
             self.classes_ = self._declared_classes()
-        rng = check_random_state(self.random_state)
+        rng = noise_generator(self.random_state)
         return self._release_and_solve(stats, domain, rng)
 
     def _release_and_solve(
@@ -323,7 +323,7 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
             y_numeric=self._objective == "squared",
             ensure_min_samples=2,
         )
-        rng = check_random_state(self.random_state)
+        rng = noise_generator(self.random_state)
         for attr in ("_stats", "_rng", "bounds_privacy_spent_", "_bounds_epsilon"):
             self.__dict__.pop(attr, None)
         y = self._prepare_y(y, first_call=True)
@@ -376,7 +376,7 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
         """
         self._check_privacy_params()
         self._refuse_private_bounds("fit_chunks")
-        rng = check_random_state(self.random_state)
+        rng = noise_generator(self.random_state)
         for attr in ("_stats", "_rng"):
             self.__dict__.pop(attr, None)
         stats = domain = None
@@ -405,7 +405,7 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
         if first:
             self._domain = self._resolve_domain(X.shape[1], X, y)
             # one generator for all releases: fresh noise every call
-            self._rng = check_random_state(self.random_state)
+            self._rng = noise_generator(self.random_state)
             self.privacy_spent_ = PrivacyBudget(0.0)
             self._stats = None
         chunk = self._chunk_statistics(X, y, self._domain)

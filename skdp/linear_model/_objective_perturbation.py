@@ -20,7 +20,7 @@ from skdp._fm.statistics import clip_to_domain
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.linear_model._op_calibration import OPProblem, calibrate
 from skdp.linear_model._op_solver import solve_binary, solve_multinomial
-from skdp.utils import check_random_state
+from skdp.utils import noise_generator
 from skdp.utils.sklearn_compat import (
     Interval,
     StrOptions,
@@ -480,7 +480,7 @@ class OPLogisticRegression(
         self
         """
         X, y = validate_data(self, X, y, ensure_min_samples=2)
-        rng = check_random_state(self.random_state)
+        rng = noise_generator(self.random_state)
         self._prepare_y(y, first_call=True)  # validates y, sets classes_
         classes = self.classes_
         C = len(classes)

@@ -4,7 +4,7 @@ import numpy as np
 from scipy import special
 
 from skdp.mechanisms._base import Mechanism
-from skdp.utils import check_epsilon, check_random_state, check_sensitivity
+from skdp.utils import check_epsilon, check_sensitivity, noise_generator
 
 
 class ExponentialMechanism(Mechanism):
@@ -72,6 +72,6 @@ class ExponentialMechanism(Mechanism):
 
     def select(self, utilities, random_state=None):
         """Index of the selected candidate (one per leading index of ``utilities``)."""
-        rng = check_random_state(random_state)
+        rng = noise_generator(random_state)
         logw = self._log_weights(utilities)
         return np.argmax(logw + rng.gumbel(size=logw.shape), axis=-1)

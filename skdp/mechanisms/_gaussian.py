@@ -7,7 +7,7 @@ from scipy import optimize, special
 
 from skdp.accounting import GaussianEvent
 from skdp.mechanisms._base import Mechanism
-from skdp.utils import check_delta, check_epsilon, check_random_state, check_sensitivity
+from skdp.utils import check_delta, check_epsilon, check_sensitivity, noise_generator
 
 CALIBRATIONS = ("analytic", "classic", "simple")
 
@@ -153,7 +153,7 @@ class GaussianMechanism(Mechanism):
         return GaussianEvent(self.sigma / self.sensitivity)
 
     def sample_noise(self, size, random_state=None):
-        rng = check_random_state(random_state)
+        rng = noise_generator(random_state)
         return rng.normal(0.0, self.sigma, size=size) if self.sigma else np.zeros(size)
 
     def randomize(self, value, random_state=None):

@@ -8,8 +8,8 @@ from skdp.mechanisms._base import Mechanism
 from skdp.utils import (
     check_epsilon,
     check_int,
-    check_random_state,
     check_sensitivity,
+    noise_generator,
 )
 
 # Lattice spacing relative to sensitivity/epsilon: fine enough that rounding is
@@ -130,7 +130,7 @@ class LaplaceMechanism(Mechanism):
 
     def sample_noise(self, size, random_state=None):
         """Noise on the lattice, mean 0: ``granularity * (G1 - G2)``."""
-        rng = check_random_state(random_state)
+        rng = noise_generator(random_state)
         if self.scale == 0:
             return np.zeros(size)
         p = -math.expm1(-self.granularity / self.scale)

@@ -6,7 +6,7 @@ import numpy as np
 
 from skdp.accounting import RandomizedResponseEvent
 from skdp.mechanisms._base import Mechanism
-from skdp.utils import check_epsilon, check_int, check_random_state
+from skdp.utils import check_epsilon, check_int, noise_generator
 
 _BLOCK = 1 << 16  # values perturbed per pass
 
@@ -120,7 +120,7 @@ class RandomizedResponseMechanism(Mechanism):
         codes = self._check_codes(codes)
         if self.p_change == 0:
             return codes.copy()
-        rng = check_random_state(random_state)
+        rng = noise_generator(random_state)
         flat = codes.ravel()
         out = np.empty_like(flat)
         # blocks that stay in cache: about 2x faster than whole-array passes, and

@@ -21,7 +21,7 @@ from skdp.preprocessing._label_analysis import (
     label_flip_probability,
 )
 from skdp.preprocessing._label_base import validate_features
-from skdp.utils import check_epsilon, check_random_state
+from skdp.utils import check_epsilon, noise_generator
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.sklearn_compat import (
     RANDOM_STATE,
@@ -252,7 +252,7 @@ class ExponentialLabelRelease(BudgetTrackingMixin, BaseEstimator):
         """
         self._validate_params()
         y_values, codec = self._fit(X, y)
-        rng = check_random_state(self.random_state)
+        rng = noise_generator(self.random_state)
         codes = codec.encode(y_values, "y")
         released = two_step_release(codes, self.classes_.size, self.epsilon_, rng)
         y_new = codec.decode(released, y_values.dtype)

@@ -25,7 +25,7 @@ from skdp.preprocessing._envelope_budget import (
 )
 from skdp.preprocessing._public_ranges import public_ranges, schema_bounds
 from skdp.preprocessing._ranks import quantile_distance
-from skdp.utils import check_random_state
+from skdp.utils import noise_generator
 
 __all__ = [
     "PrivateBounds",
@@ -541,7 +541,7 @@ def private_bounds(
             PrivateBoundsWarning,
             stacklevel=2,
         )
-    rng = check_random_state(random_state)
+    rng = noise_generator(random_state)
     grid, log_weight = candidate_grid()
     span = float(grid[-1])
     fractions = np.full(d, np.nan)

@@ -14,7 +14,7 @@ from skdp._fm.streams import child_generator
 from skdp._fm.unit_scaler import UnitScaler
 from skdp.accounting import BudgetTrackingMixin
 from skdp.preprocessing._private_bounds import private_bounds, schema_bounds
-from skdp.utils import check_bounds, check_random_state
+from skdp.utils import check_bounds, noise_generator
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.sklearn_compat import (
     RANDOM_STATE,
@@ -199,7 +199,7 @@ class PrivateBoundsEstimator(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstima
             public_bounds={**schema, **(self.public_bounds or {})},
             feature_names=None if names is None else list(names),
             # a child stream: independent of an inner estimator seeded alike
-            random_state=child_generator(check_random_state(self.random_state)),
+            random_state=child_generator(noise_generator(self.random_state)),
             source=type(self).__name__ + ".bounds",
             envelope=envelope,
         )

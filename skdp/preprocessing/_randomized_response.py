@@ -29,7 +29,7 @@ from skdp.preprocessing._categorical import (
     map_chunks,
     unique_values,
 )
-from skdp.utils import check_epsilon, check_random_state
+from skdp.utils import check_epsilon, noise_generator
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.privacy_warnings import warn_privacy_leak
 from skdp.utils.sklearn_compat import (
@@ -289,7 +289,7 @@ class RandomizedResponse(
         """
         check_is_fitted(self, "columns_")
         X = self._validate_X(X, reset=False)
-        rng = check_random_state(self.random_state)
+        rng = noise_generator(self.random_state)
         out = self._randomize_columns(X, rng)
         record_spend(
             PrivacyBudget(float(np.sum(self.epsilons_))),
@@ -359,7 +359,7 @@ class RandomizedResponse(
             float(np.sum(self.epsilons_)) + self.label_epsilon_
         )
 
-        rng = check_random_state(self.random_state)
+        rng = noise_generator(self.random_state)
         X_out = self._randomize_columns(X_checked, rng) if self.columns_.size else X
         y_new = randomize_values(y_values, codec, self.label_mechanism_, rng, "y")
         self._released_codes = released_codes(codec, y_new, self.classes_.size)

@@ -27,11 +27,12 @@ from skdp.preprocessing._rr_on_bins import (
     refine_prior,
 )
 from skdp.utils import (
+    NoiseGenerator,
     check_bounds,
     check_delta,
     check_epsilon,
-    check_random_state,
     infer_bounds,
+    noise_generator,
 )
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.sklearn_compat import (
@@ -161,8 +162,10 @@ class RegressionLabelRelease(NoReleaseFitMixin, BudgetTrackingMixin, BaseEstimat
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator
         Source of the noise (one generator per call). Two independent streams
         are derived from it, one for the prior and one for the labels; the
-        labels' stream does not depend on the mechanism, so releases with one
-        ``random_state`` share their labels' randomness (paired comparisons).
+        labels' stream does not depend on the mechanism. Releases with one
+        ``random_state`` share their labels' randomness only under the
+        reproducible-noise opt-in (:func:`skdp.set_config`), and then two of them
+        at two scales cancel their noise; by default every release draws its own.
 
     Attributes
     ----------
@@ -392,12 +395,12 @@ class RegressionLabelRelease(NoReleaseFitMixin, BudgetTrackingMixin, BaseEstimat
             record_spend(self.privacy_spent_, f"{type(self).__name__}.fit_resample")
             return X, as_output_labels(y, y_clipped)
 
-        # the labels' noise has its own stream, the same for every mechanism:
-        # two releases with one random_state share it (common random numbers,
-        # for paired comparisons); the prior's stream is independent of it
+        # the labels' noise and the prior's have independent streams; by the
+        # seed policy two releases never share them (reproducible noise is an
+        # opt-in, and then two releases with one seed cancel: it warns)
         prior_rng, rng = (
-            np.random.default_rng(seed)
-            for seed in check_random_state(self.random_state).integers(2**63, size=2)
+            NoiseGenerator(np.random.PCG64(seed))
+            for seed in noise_generator(self.random_state).integers(2**63, size=2)
         )
         if self.mechanism in ("laplace", "gaussian"):
             self.label_epsilon_ = epsilon

@@ -18,7 +18,7 @@ from skdp.preprocessing._label_base import (
     likelihood_param,
     validate_features,
 )
-from skdp.utils import check_epsilon, check_random_state
+from skdp.utils import check_epsilon, noise_generator
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.sklearn_compat import (
     RANDOM_STATE,
@@ -374,7 +374,7 @@ class RandomizedResponseWithPrior(
         # the spend is recorded (and a cap enforced) before anything is drawn
         record_spend(self.privacy_spent_, f"{type(self).__name__}.fit_resample")
 
-        rng = check_random_state(self.random_state)
+        rng = noise_generator(self.random_state)
         stage = np.repeat(np.arange(shares.size), _stage_sizes(n, shares))
         stage = stage[rng.permutation(n)]
         released = np.empty(n, dtype=np.int64)

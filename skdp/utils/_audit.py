@@ -14,7 +14,7 @@ epsilon is a bug, up to the confidence level), never prove one.
 import numpy as np
 from scipy import stats
 
-from skdp.utils._random import check_random_state
+from skdp.utils._random import noise_generator
 
 __all__ = ["AuditResult", "audit_mechanism", "empirical_epsilon"]
 
@@ -88,7 +88,7 @@ def empirical_epsilon(
         ``epsilon_lower_bound`` (0 if nothing could be shown), ``event``,
         ``direction``, ``n_events``.
     """
-    rng = check_random_state(random_state)
+    rng = noise_generator(random_state)
     a = rng.permutation(np.asarray(samples_a, dtype=np.float64).ravel())
     b = rng.permutation(np.asarray(samples_b, dtype=np.float64).ravel())
     half_a, half_b = a.size // 2, b.size // 2
@@ -146,7 +146,7 @@ def audit_mechanism(
     -------
     AuditResult
     """
-    rng = check_random_state(random_state)
+    rng = noise_generator(random_state)
     outputs = []
     for inp in (input_a, input_b):
         out = np.asarray(mechanism(inp, n_samples, rng))

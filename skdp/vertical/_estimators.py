@@ -14,7 +14,7 @@ from skdp._fm.estimator import (
     atomic_fit,
 )
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
-from skdp.utils import check_random_state
+from skdp.utils import noise_generator
 from skdp.utils.sklearn_compat import Interval, StrOptions, fit_context, validate_data
 from skdp.vertical import _protocol
 from skdp.vertical._partition import check_label_party, check_partition
@@ -101,7 +101,7 @@ class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstima
         else:
             spend = PrivacyBudget(bottom_up_spend(*budgets))
         spend = record_spend(spend, type(self).__name__, mechanism=self.mechanism)
-        rng = check_random_state(self.random_state)
+        rng = noise_generator(self.random_state)
         # every role (parties, server, dealer) runs the federated protocol's code
         run = _protocol.run_in_process(
             X,

@@ -241,7 +241,7 @@ def party_role(config, request, data, index):
 
 
 def server_roles(config, accepted):
-    from skdp.utils import check_random_state
+    from skdp.utils import noise_generator
     from skdp.vertical._dealer import DealerRole
     from skdp.vertical._messages import DEALER, SERVER
     from skdp.vertical._server import ServerRole
@@ -282,7 +282,7 @@ def server_roles(config, accepted):
     }
     if config.noise_generation == "dealer":
         # the dealer draws as the in-process estimator does for random_state
-        roles[DEALER] = DealerRole(check_random_state(config.random_state))
+        roles[DEALER] = DealerRole(noise_generator(config.random_state))
     return roles
 
 
