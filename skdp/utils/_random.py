@@ -107,9 +107,9 @@ def _warn_known_seed(random_state):
 
     from skdp.utils.privacy_warnings import external_stacklevel
 
-    shown = (
-        random_state if isinstance(random_state, int) else type(random_state).__name__
-    )
+    shown = random_state
+    if not isinstance(shown, numbers.Integral):
+        shown = type(shown).__name__
     warnings.warn(
         f"reproducible noise is on (SKDP_REPRODUCIBLE_NOISE / skdp.set_config): "
         f"this release draws its noise from random_state={shown}, so anyone who "

@@ -13,6 +13,7 @@ from sklearn.model_selection import GridSearchCV, cross_validate
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from skdp.exceptions import ReproducibleNoiseWarning
 from skdp.inspection import LABEL, RRInfluenceEstimator
 from tests.inspection._data import make_data
 
@@ -30,6 +31,7 @@ def test_fitted_on_a_dataframe_predicts_on_it_without_warning(pipeline):
     assert list(est.feature_names_in_) == ["a", "b", "g"]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.simplefilter("ignore", ReproducibleNoiseWarning)
         est.predict(df)
         est.predict_proba(df)
         est.score(df, y)

@@ -20,7 +20,7 @@ from skdp._fm import (
     sensitivity,
     sufficient_statistics,
 )
-from skdp.exceptions import PrivacyLeakWarning
+from skdp.exceptions import PrivacyLeakWarning, ReproducibleNoiseWarning
 from skdp.linear_model import FMLogisticRegression
 from skdp.utils import audit_mechanism
 from skdp.vertical import VerticalFMClassifier
@@ -49,6 +49,7 @@ def test_declared_classes_fit_both_neighbours(make):
     for y in (y_d, y_d2):
         with warnings.catch_warnings():
             warnings.simplefilter("error", PrivacyLeakWarning)
+            warnings.simplefilter("ignore", ReproducibleNoiseWarning)
             est = make(epsilon=1.0, classes=[0, 1], random_state=0).fit(X, y)
         np.testing.assert_array_equal(est.classes_, [0, 1])
         assert np.all(np.isfinite(est.coef_))

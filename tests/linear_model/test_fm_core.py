@@ -24,6 +24,7 @@ from skdp._fm import (
     symmetric_from_triu,
     triu_indices,
 )
+from skdp.exceptions import ReproducibleNoiseWarning
 from skdp.utils import audit_mechanism
 from tests.linear_model._domain_points import extreme_points
 
@@ -405,6 +406,7 @@ def test_swamped_quadratic_falls_back_to_the_isotropic_prior():
     sd, sd_b, W, a0 = 2.0, 3.0, 0.5, 4.0
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.simplefilter("ignore", ReproducibleNoiseWarning)
         w = solve_noisy_quadratic(
             A, b, noise_std=sd, noise_std_b=sd_b, coef_norm=W, prior_eig=a0
         )

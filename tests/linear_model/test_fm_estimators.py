@@ -25,7 +25,7 @@ from skdp._fm import (
 )
 from skdp.accounting import PrivacyBudget, track_budget
 from skdp.datasets import make_private_classification, make_private_regression
-from skdp.exceptions import PrivacyLeakWarning
+from skdp.exceptions import PrivacyLeakWarning, ReproducibleNoiseWarning
 from skdp.linear_model import FMLinearRegression, FMLogisticRegression
 
 ESTIMATORS = [FMLinearRegression, FMLogisticRegression]
@@ -227,6 +227,7 @@ def test_missing_bounds_warn(reg_data, clf_data):
         FMLogisticRegression(epsilon=1.0).fit(*clf_data[:2])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.simplefilter("ignore", ReproducibleNoiseWarning)
         FMLinearRegression(epsilon=1.0, data_norm=1.0, bounds_y=(-1, 1)).fit(X, y)
         FMLogisticRegression(epsilon=1.0, bounds_X=(-1, 1), classes=[0, 1]).fit(
             *clf_data[:2]
@@ -403,6 +404,7 @@ def test_noise_swamped_fit_gives_a_model_not_an_overflow():
     )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.simplefilter("ignore", ReproducibleNoiseWarning)
         est.fit(X, y)
     assert np.all(np.isfinite(est.coef_)) and np.all(est.coef_ != 0)
     # shrunk hard towards 0 (the noise swamps everything): |w| << 1 / R

@@ -11,6 +11,7 @@ from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
+from skdp.exceptions import ReproducibleNoiseWarning
 from skdp.linear_model import LossCorrectedLogisticRegression
 from skdp.linear_model._loss_correction import corrected_log_loss
 from skdp.mechanisms import RandomizedResponseMechanism
@@ -257,6 +258,7 @@ def test_forward_warns_when_frequencies_are_outside_the_noise_range():
     assert "prefer correction='backward'" not in message
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.simplefilter("ignore", ReproducibleNoiseWarning)
         LossCorrectedLogisticRegression(transition_matrix=_rr_matrix(2.0, 2)).fit(X, y)
 
 
@@ -373,6 +375,7 @@ def test_projection_keeps_the_centred_statistic_of_the_coefficients():
     clean = np.eye(4)[y]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.simplefilter("ignore", ReproducibleNoiseWarning)
         assert bounded_backward_targets(clean, np.full(300, 1 / 300)) is clean
     np.testing.assert_allclose(shifted.sum(axis=1), 1.0, rtol=1e-12)
     np.testing.assert_allclose(counts.sum(), w.sum(), rtol=1e-12)
@@ -619,6 +622,7 @@ def test_a_one_class_backward_model_is_never_silent():
     X_signal = np.c_[np.where(y == 1, 1.0, -1.0), rng.normal(size=len(y))]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.simplefilter("ignore", ReproducibleNoiseWarning)
         LossCorrectedLogisticRegression(transition_matrix=T, correction="backward").fit(
             X_signal, y
         )

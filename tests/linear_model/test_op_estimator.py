@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 import skdp.linear_model._op_solver as op_solver
 import skdp.linear_model._private_logistic as private_logistic
 from skdp.accounting import ObjectivePerturbationEvent, PrivacyBudget, track_budget
-from skdp.exceptions import PrivacyLeakWarning
+from skdp.exceptions import PrivacyLeakWarning, ReproducibleNoiseWarning
 from skdp.linear_model import (
     FMLogisticRegression,
     OPLogisticRegression,
@@ -164,6 +164,7 @@ def test_declared_classes_fit_one_class_neighbours(C, delta, make):
     for y in (y_d, np.zeros(40, dtype=int)):
         with warnings.catch_warnings():
             warnings.simplefilter("error", PrivacyLeakWarning)
+            warnings.simplefilter("ignore", ReproducibleNoiseWarning)
             est = make(
                 epsilon=1.0,
                 delta=delta,

@@ -9,7 +9,7 @@ import pytest
 from scipy import special, stats
 
 from skdp.accounting import PrivacyBudget, track_budget
-from skdp.exceptions import PrivacyLeakWarning
+from skdp.exceptions import PrivacyLeakWarning, ReproducibleNoiseWarning
 from skdp.preprocessing import (
     ExponentialLabelRelease,
     RandomizedResponse,
@@ -282,6 +282,7 @@ def test_inferred_classes_warn_declared_do_not():
         ExponentialLabelRelease(random_state=0).fit_resample(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
+        warnings.simplefilter("ignore", ReproducibleNoiseWarning)
         ExponentialLabelRelease(classes=[0, 1], random_state=0).fit_resample(X, y)
 
 

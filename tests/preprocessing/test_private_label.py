@@ -20,7 +20,11 @@ from skdp.preprocessing import (
     RandomizedResponse,
 )
 
-pytestmark = pytest.mark.filterwarnings("error::skdp.exceptions.PrivacyLeakWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("error::skdp.exceptions.PrivacyLeakWarning"),
+    # the suite's reproducible-noise opt-in warns on every seeded release
+    pytest.mark.filterwarnings("ignore::skdp.exceptions.ReproducibleNoiseWarning"),
+]
 
 
 @pytest.fixture(scope="module")

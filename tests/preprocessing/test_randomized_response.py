@@ -7,12 +7,16 @@ import numpy as np
 import pytest
 
 from skdp.accounting import PrivacyBudget, track_budget
-from skdp.exceptions import PrivacyLeakWarning
+from skdp.exceptions import PrivacyLeakWarning, ReproducibleNoiseWarning
 from skdp.mechanisms import RandomizedResponseMechanism, project_to_simplex
 from skdp.preprocessing import RandomizedResponse
 from skdp.utils import audit_mechanism
 
-pytestmark = pytest.mark.filterwarnings("error::skdp.exceptions.PrivacyLeakWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("error::skdp.exceptions.PrivacyLeakWarning"),
+    # the suite's reproducible-noise opt-in warns on every seeded release
+    pytest.mark.filterwarnings("ignore::skdp.exceptions.ReproducibleNoiseWarning"),
+]
 
 
 def _codes_data(n, n_columns=2, n_categories=3, seed=0):
@@ -243,6 +247,7 @@ def test_inferred_categories_warn():
         RandomizedResponse(random_state=0).fit_resample(X, np.arange(30) % 2)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.simplefilter("ignore", ReproducibleNoiseWarning)
         RandomizedResponse(columns="all", categories=[range(3)] * 2).fit(X)
 
 

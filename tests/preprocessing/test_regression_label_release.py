@@ -13,7 +13,11 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skdp.accounting import PrivacyBudget, track_budget
-from skdp.exceptions import BudgetExceededError, PrivacyLeakWarning
+from skdp.exceptions import (
+    BudgetExceededError,
+    PrivacyLeakWarning,
+    ReproducibleNoiseWarning,
+)
 from skdp.preprocessing import PrivateLabelRegressor, RegressionLabelRelease
 from skdp.preprocessing._regression_label_release import (
     auto_prior_share,
@@ -721,4 +725,5 @@ def test_regressor_default_privatizer_warns_without_bounds():
     assert reg.privacy_spent_ == PrivacyBudget(1.0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
+        warnings.simplefilter("ignore", ReproducibleNoiseWarning)
         PrivateLabelRegressor(LinearRegression(), label_bounds=(0.0, 6.0)).fit(X, y)

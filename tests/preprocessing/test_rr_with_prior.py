@@ -12,7 +12,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 
 from skdp.accounting import PrivacyBudget, track_budget
-from skdp.exceptions import BudgetExceededError, PrivacyLeakWarning
+from skdp.exceptions import (
+    BudgetExceededError,
+    PrivacyLeakWarning,
+    ReproducibleNoiseWarning,
+)
 from skdp.preprocessing import RandomizedResponseWithPrior
 from skdp.preprocessing._rr_with_prior import (
     _stage_sizes,
@@ -501,6 +505,7 @@ def test_works_in_a_private_label_classifier():
     X, y = _digits(600)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
+        warnings.simplefilter("ignore", ReproducibleNoiseWarning)
         clf = PrivateLabelClassifier(
             LogisticRegression(max_iter=1000),
             RandomizedResponseWithPrior(epsilon=2.0, random_state=0),
