@@ -200,6 +200,12 @@ class OPLogisticRegression(
         quantities only (see Notes, **Choosing lambda**).
     random_state : None, int, RandomState or Generator, default=None
         Source of the noise.
+        Under skdp's seed policy it seeds the noise only with the
+        reproducible-noise opt-in (``skdp.set_config(reproducible_noise=True)``;
+        every seeded release then warns with
+        :class:`~skdp.exceptions.ReproducibleNoiseWarning`); by default the noise
+        comes from fresh OS entropy whatever is passed, since a known seed is no
+        privacy.
 
     Attributes
     ----------

@@ -326,6 +326,13 @@ def private_bounds(
     feature_names : sequence of str or None
         Column names, when ``X`` is not a DataFrame.
     random_state : None, int, RandomState or Generator
+        Source of the noise.
+        Under skdp's seed policy it seeds the noise only with the
+        reproducible-noise opt-in (``skdp.set_config(reproducible_noise=True)``;
+        every seeded release then warns with
+        :class:`~skdp.exceptions.ReproducibleNoiseWarning`); by default the noise
+        comes from fresh OS entropy whatever is passed, since a known seed is no
+        privacy.
     source : str
         Who spends, for :func:`~skdp.accounting.track_budget`.
     warn : bool
