@@ -4,7 +4,9 @@ The setting lives in the environment variable ``SKDP_REPRODUCIBLE_NOISE`` so tha
 every process started after it is set (dask workers, joblib's process pools,
 ``skdp-party``/``skdp-server``) sees the same choice; :func:`set_config` and
 :func:`config_context` write that variable. A process started before the opt-in
-keeps the default: its noise stays unpredictable (the failure is safe).
+keeps the default: its noise stays unpredictable (the failure is safe). Changing
+the setting ends joblib's reusable worker pool, whose workers would otherwise keep
+the old one; a dask cluster started under the opt-in keeps it until it is restarted.
 """
 
 import contextlib
@@ -60,7 +62,28 @@ def set_config(*, reproducible_noise=None):
             "reproducible_noise must be True, False or None, got "
             f"{type(reproducible_noise).__name__}."
         )
+    was_on = _reproducible_noise()
     os.environ[REPRODUCIBLE_NOISE_ENV] = "1" if reproducible_noise else "0"
+    if was_on != reproducible_noise:
+        _end_reused_worker_pool()
+
+
+def _end_reused_worker_pool():
+    """End joblib's reusable process pool, whose workers kept the old setting.
+
+    joblib (``n_jobs`` in scikit-learn) reuses one pool of worker processes
+    across calls; workers started while reproducible noise was on would go on
+    seeding noise after the parent switched it off (and workers started before
+    the opt-in would ignore it). The next parallel call starts fresh workers,
+    which read the new setting.
+    """
+    try:
+        from joblib.externals.loky import reusable_executor
+    except ImportError:  # pragma: no cover - joblib always ships loky
+        return
+    executor = getattr(reusable_executor, "_executor", None)
+    if executor is not None:
+        executor.shutdown(wait=True, kill_workers=True)
 
 
 @contextlib.contextmanager
@@ -84,7 +107,10 @@ def config_context(*, reproducible_noise=None):
         set_config(reproducible_noise=reproducible_noise)
         yield
     finally:
+        was_on = _reproducible_noise()
         if before is None:
             os.environ.pop(REPRODUCIBLE_NOISE_ENV, None)
         else:
             os.environ[REPRODUCIBLE_NOISE_ENV] = before
+        if was_on != _reproducible_noise():
+            _end_reused_worker_pool()

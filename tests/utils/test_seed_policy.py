@@ -324,3 +324,28 @@ def test_worker_processes_inherit_the_setting():
                 timeout=120,
             )
         assert out.stdout.strip() == expected
+
+
+def _worker_setting(_):
+    return skdp.get_config()["reproducible_noise"]
+
+
+def test_switching_off_ends_the_reused_joblib_pool():
+    # loky reuses its workers across calls: a worker started under the opt-in
+    # must not go on seeding noise after the parent switched it off, whether
+    # by leaving a config_context or by set_config
+    from joblib import Parallel, delayed
+
+    def settings():
+        return Parallel(n_jobs=2, backend="loky")(
+            delayed(_worker_setting)(i) for i in range(2)
+        )
+
+    with skdp.config_context(reproducible_noise=False):
+        with skdp.config_context(reproducible_noise=True):
+            assert settings() == [True, True]
+        assert settings() == [False, False]
+        skdp.set_config(reproducible_noise=True)
+        assert settings() == [True, True]
+        skdp.set_config(reproducible_noise=False)
+        assert settings() == [False, False]
