@@ -11,3 +11,13 @@ process, so that those processes inherit it. The tests of the default policy
 import os
 
 os.environ["SKDP_REPRODUCIBLE_NOISE"] = "1"
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _reproducible_noise_after_each_test():
+    """A test (or a documentation snippet) that switches the opt-in off with
+    ``skdp.set_config`` must not leave the rest of the suite on fresh noise."""
+    yield
+    os.environ["SKDP_REPRODUCIBLE_NOISE"] = "1"
