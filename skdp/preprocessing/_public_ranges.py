@@ -86,9 +86,10 @@ def public_ranges(public_bounds, n_columns, names, name="public_bounds"):
                 f"{name}[{key!r}] must be a pair (lower, upper) of numbers, "
                 f"got {value!r}."
             ) from None
-        if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
             raise ValueError(
-                f"{name}[{key!r}] must be finite with lower <= upper, got {value!r}."
+                f"{name}[{key!r}] must be finite with lower < upper (a range of "
+                f"width 0 clips every value to one constant), got {value!r}."
             )
         out[j] = (lo, hi)
     return out

@@ -267,7 +267,7 @@ def test_label_column_gets_as_much_as_the_other_estimated_columns():
         (np.ones((3, 2)), {"public_bounds": [(0, 1)]}, TypeError, "dict"),
         (np.ones((3, 2)), {"public_bounds": {2: (0, 1)}}, ValueError, "index 2"),
         (np.ones((3, 2)), {"public_bounds": {"a": (0, 1)}}, ValueError, "'a'"),
-        (np.ones((3, 2)), {"public_bounds": {0: (1, 0)}}, ValueError, "lower <="),
+        (np.ones((3, 2)), {"public_bounds": {0: (1, 0)}}, ValueError, "lower <"),
         (np.ones((3, 2)), {"public_bounds": {0: "x"}}, ValueError, "pair"),
         (np.ones((3, 2)), {"epsilon": 0.0}, ValueError, "epsilon"),
         (np.ones((3, 2)), {"label_column": 2}, ValueError, "label_column"),

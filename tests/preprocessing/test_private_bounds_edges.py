@@ -9,13 +9,93 @@ import pandas as pd
 import pytest
 from sklearn.base import clone
 
+from skdp.accounting import track_budget
 from skdp.linear_model import (
     FMLinearRegression,
+    OPLogisticRegression,
+    PrivateLogisticRegression,
+)
+from skdp.preprocessing import (
+    PrivateBoundsEstimator,
+    RegressionLabelRelease,
+    private_bounds,
 )
 
 
 def _rooms(n_repeat=1):
     return pd.DataFrame({"rooms": [1, 2, 3, 2, 55] * n_repeat}).astype("category")
+
+
+# --------------------------------------------------------------------------- #
+# 3. a range of width 0 is refused where it is declared
+# --------------------------------------------------------------------------- #
+def _xy(n=50):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.0, 1.0, (n, 2))
+    return X, X[:, 0] - X[:, 1], (X[:, 0] > 0.5).astype(int)
+
+
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: FMLinearRegression(bounds_X=(1, 1), bounds_y=(-1, 1)), "bounds_X"),
+        (
+            lambda: FMLinearRegression(bounds_X=([0, 1], [1, 1]), bounds_y=(-1, 1)),
+            r"bounds_X .*indices \[1\]",
+        ),
+        (lambda: FMLinearRegression(bounds_X=(0, 1), bounds_y=(2, 2)), "bounds_y"),
+        (
+            lambda: FMLinearRegression(
+                bounds_X=(1, 1), bounds_y=(-1, 1), tighten_bounds=True
+            ),
+            "bounds_X",
+        ),
+        (
+            lambda: FMLinearRegression(
+                bounds_X="private", bounds_y=(-1, 1), public_bounds={0: (1, 1)}
+            ),
+            "public_bounds",
+        ),
+        (
+            lambda: OPLogisticRegression(
+                bounds_X=(1, 1), delta=1e-6, classes=[0, 1], epsilon=1.0
+            ),
+            "bounds_X",
+        ),
+        (
+            lambda: PrivateLogisticRegression(
+                bounds_X=(1, 1), delta=1e-6, classes=[0, 1], epsilon=1.0
+            ),
+            "bounds_X",
+        ),
+        (
+            lambda: PrivateBoundsEstimator(
+                OPLogisticRegression(delta=1e-6, classes=[0, 1]), envelope=(1, 1)
+            ),
+            "envelope",
+        ),
+    ],
+)
+def test_a_declared_range_of_width_zero_is_refused(make, match):
+    X, y_reg, y_clf = _xy()
+    est = make()
+    y = y_reg if isinstance(est, FMLinearRegression) else y_clf
+    with track_budget() as acc, pytest.raises(ValueError, match=match):
+        est.set_params(random_state=0).fit(X, y)
+    assert acc.spends == []
+
+
+def test_label_release_and_private_bounds_refuse_width_zero():
+    X, y, _ = _xy()
+    with pytest.raises(ValueError, match="label_bounds"):
+        RegressionLabelRelease(label_bounds=(1, 1), random_state=0).fit_resample(X, y)
+    for kwargs, name in (
+        ({"public_bounds": {0: (1, 1)}}, "public_bounds"),
+        ({"envelope": {1: (2, 2)}}, "envelope"),
+    ):
+        with track_budget() as acc, pytest.raises(ValueError, match=name):
+            private_bounds(X, epsilon=1.0, random_state=0, **kwargs)
+        assert acc.spends == []
 
 
 # --------------------------------------------------------------------------- #
