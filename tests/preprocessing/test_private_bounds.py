@@ -206,7 +206,11 @@ def test_schema_and_public_bounds_cost_nothing():
     )
     with track_budget() as acc:
         res = private_bounds(
-            df, epsilon=2.0, public_bounds={"score": (-5, 5)}, random_state=0
+            df,
+            epsilon=2.0,
+            public_bounds={"score": (-5, 5)},
+            public_categories=["grade"],
+            random_state=0,
         )
     assert res.estimated.tolist() == [True, False, False, False]
     assert (res.lower[1:].tolist(), res.upper[1:].tolist()) == (
