@@ -325,3 +325,53 @@ def test_two_clones_seeded_with_a_generator_give_identical_models(
     np.testing.assert_array_equal(a.bounds_[1], b.bounds_[1])
     np.testing.assert_array_equal(a.coef_, b.coef_)
     assert a.intercept_ == b.intercept_
+
+
+# --------------------------------------------------------------------------- #
+# 7. the exact keep-the-envelope score
+# --------------------------------------------------------------------------- #
+def _rank_distance(x, c, level):
+    """Independent of skdp: how far, in ranks, ``c`` is from the quantile."""
+    below = sum(v < c for v in x)
+    upto = sum(v <= c for v in x)
+    target = level * len(x)
+    return max(0.0, below - target, target - upto)
+
+
+def test_keep_the_envelope_score_is_exact_where_rows_are_clipped(monkeypatch):
+    """20 rows in the envelope [0, 10], three below it and two above (clipped
+    to its ends). n * epsilon = 200, the test's 32 forced "loose": the pair
+    gets n * eps = 168, so q = 1/4 (q n = 5). The envelope's score is
+    -max(d_q(0), d_{1-q}(10)) on the clipped rows: 3 rows sit at 0
+    (d = 5 - 3 = 2), 18 lie below 10 and 20 at or below it (d = 18 - 15 =
+    3): -3, whatever the number of rows clipped beyond that."""
+    x = np.array(
+        [-4.0, -1.0, -0.5, 12.0, 30.0]
+        + [0.4, 0.9, 1.3, 2.2, 2.8, 3.1, 3.9, 4.6, 5.2, 5.9, 6.3, 7.1, 7.7, 8.4, 9.3]
+    )
+    monkeypatch.setattr(pb, "looseness_test", lambda *a: (1.0, True))
+    seen = []
+    draw = pb.sample_quantile_pair
+
+    def spy(d_low, d_high, epsilon, log_weight, rng, fallback_score=None):
+        seen.append((epsilon, fallback_score))
+        return draw(d_low, d_high, epsilon, log_weight, rng, fallback_score)
+
+    monkeypatch.setattr(pb, "sample_quantile_pair", spy)
+    pb.private_bounds(x[:, None], epsilon=10.0, envelope={0: (0, 10)}, random_state=0)
+    clipped = np.clip(x, 0.0, 10.0)
+    q = 0.25
+    expected = -max(
+        _rank_distance(clipped, 0.0, q), _rank_distance(clipped, 10.0, 1 - q)
+    )
+    assert expected == -3.0
+    [(epsilon, score)] = seen
+    assert epsilon == pytest.approx(10.0 - TEST_N_EPSILON / 20, rel=1e-12)
+    assert pb.quantile_level(20, epsilon) == q
+    assert score == expected
+    # and its weight: FALLBACK_WEIGHT times the pairs' base mass, eps * u / 2
+    grid, log_weight = pb.envelope_grid(0.0, 10.0)
+    total_mass = np.logaddexp.reduce(log_weight)
+    assert pb._fallback_log_weight(log_weight, epsilon, score) == pytest.approx(
+        np.log(10.0) + 2 * total_mass + 0.5 * epsilon * expected, rel=1e-12
+    )
