@@ -24,6 +24,7 @@ from skdp.preprocessing._envelope_budget import (
     looseness_test,
 )
 from skdp.preprocessing._public_ranges import public_ranges, schema_bounds
+from skdp.preprocessing._range_columns import float_columns
 from skdp.preprocessing._ranks import quantile_distance
 from skdp.utils import noise_generator
 
@@ -258,63 +259,6 @@ def _column_range(x, epsilon, grid, log_weight, rng, envelope=None):
     if envelope is not None:
         low, high = max(low, envelope[0]), min(high, envelope[1])
     return low, high, q
-
-
-def _column_label(names, j):
-    if names is not None and j < len(names):
-        return f"{names[j]!r} (index {j})"
-    return f"{j}"
-
-
-def _float_columns(X, names):
-    """``X`` as a 2-D float64 array, or a ValueError naming the first column
-    that holds complex or non-numeric values (raised before anything is
-    spent: a complex value cast to float64 would lose its imaginary part)."""
-    values = np.asarray(X)
-    if values.ndim != 2:
-        raise ValueError(f"X must be 2-dimensional, got shape {values.shape}.")
-    columns = [
-        X.iloc[:, j] if hasattr(X, "iloc") else values[:, j]
-        for j in range(values.shape[1])
-    ]
-    for j, column in enumerate(columns):
-        column = np.asarray(column)
-        if column.dtype.kind == "c" or (
-            column.dtype.kind == "O"
-            and any(isinstance(v, complex | np.complexfloating) for v in column)
-        ):
-            raise ValueError(
-                f"Complex data not supported: X column {_column_label(names, j)} "
-                "holds complex values; private_bounds needs real numbers."
-            )
-    try:
-        return np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError):
-        pass
-    for j, column in enumerate(columns):
-        try:
-            np.asarray(column, dtype=np.float64)
-        except (TypeError, ValueError):
-            example = next(
-                (v for v in np.asarray(column, dtype=object) if not _is_real(v)), None
-            )
-            kind = getattr(column, "dtype", values.dtype)
-            raise ValueError(
-                f"X column {_column_label(names, j)} holds non-numeric values "
-                f"(dtype {kind}, e.g. {example!r}); private_bounds needs numbers. "
-                "Encode the column first (e.g. sklearn.preprocessing."
-                "OrdinalEncoder) and, if the codes' range is public, declare it "
-                "in public_bounds."
-            ) from None
-    raise ValueError("X must hold numbers (could not convert it to float64).")
-
-
-def _is_real(value):
-    try:
-        float(value)
-    except (TypeError, ValueError):
-        return False
-    return True
 
 
 @dataclass(frozen=True)
@@ -568,7 +512,7 @@ def private_bounds(
     if names is None and hasattr(X, "columns"):
         names = [str(c) for c in X.columns]
     known = schema_bounds(X, public_categories)
-    X = _float_columns(X, names)
+    X = float_columns(X, names)
     if not np.all(np.isfinite(X)):
         raise ValueError("X must be finite (no NaN or infinity) for private bounds.")
     n, d = X.shape
