@@ -99,8 +99,8 @@ class FMPrivacyMixin:
     @property
     def _release_epsilon(self):
         """The epsilon of the statistics' release: all of it, or what private
-        bounds leave (``(1 - bounds_budget_share) * epsilon``, more when
-        envelopes were kept after their looseness test)."""
+        bounds leave, ``(1 - bounds_budget_share) * epsilon`` (all of it when
+        no range was estimated; :func:`~skdp._fm.bounds_budget.epsilon_left`)."""
         if self._private_bounds_parts() == (False, False):
             return self.epsilon
         # set by the range release (0 when nothing was spent)
@@ -210,7 +210,9 @@ class FMDomainMixin:
             label_column=d if y_private else None,
             envelope=envelope,
         )
-        self._bounds_epsilon = result.epsilon  # 0 when every range kept its envelope
+        # recorded before the ranges' draws: 0 when no range was estimated,
+        # else the whole share, whatever the looseness tests said
+        self._bounds_epsilon = result.epsilon
         bounds_X = (
             None if self.bounds_X is None else (result.lower[:d], result.upper[:d])
         )

@@ -315,7 +315,7 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
         if is_dask_collection(X) or is_dask_collection(y):
             # reduced on the workers; only the statistics reach this process
             return self.fit_statistics(dask_statistics(self, X, y))
-        schema = schema_bounds(X)  # a DataFrame's boolean / categorical columns
+        schema = schema_bounds(X)  # boolean columns (categorical ones are data)
         X, y = validate_data(
             self,
             X,
@@ -482,13 +482,14 @@ _COMMON_PARAMS_DOC = """
         With ``bounds_X="private"``: ranges the schema gives for some features,
         ``{feature: (lower, upper)}`` (a feature by index, or by name for a
         DataFrame), e.g. ``(0, 1)`` for indicator and one-hot columns; used as
-        declared, at no cost. A DataFrame's boolean columns get ``(0, 1)`` and
-        its numeric categorical columns the range of their declared categories
-        without being listed.
+        declared, at no cost. A DataFrame's boolean columns get ``(0, 1)``
+        without being listed; its categorical columns are data like any other
+        (their categories may have been read off the values) and their ranges
+        are released privately unless listed here.
     bounds_budget_share : float in (0, 1), default=0.2
-        With private bounds: the share of ``epsilon`` spent on them, at most
-        (with ``tighten_bounds`` less when ranges are kept; the release of the
-        statistics gets the rest; ``delta`` all goes to it).
+        With private bounds: the share of ``epsilon`` recorded for them
+        (before their draws; nothing when no range is estimated); the release
+        of the statistics gets the rest, and ``delta`` all goes to it.
         A private label range gets half of it when features are private too
         (a label range that misses ruins the whole model). 0.2 by measurement
         on the real tasks of ``benchmarks/bench_small_data.py``: at 0.1 the
@@ -507,10 +508,11 @@ _COMMON_PARAMS_DOC = """
         declared one, and a range whose part would give ``n * epsilon`` below
         160 is not estimated (nothing is spent when none is left). A cheap
         private test (``n * epsilon`` 32) first asks whether the data sit in
-        half of the declared range; where they fill it, the range is kept and
-        the rest of its part goes to the fit. Columns in
-        ``public_bounds`` (or boolean / categorical DataFrame columns) are
-        exact and cost nothing. Off by default: a declared range is used as
+        half of the declared range; where they fill it, the range is kept (the
+        rest of its part is recorded all the same and not given to the fit,
+        whose budget would otherwise depend on the test). Columns in
+        ``public_bounds`` (or boolean DataFrame columns) are exact and cost
+        nothing. Off by default: a declared range is used as
         declared unless asked.
     random_state : None, int, RandomState or Generator, default=None
         Source of the noise.

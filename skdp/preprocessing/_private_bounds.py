@@ -3,8 +3,8 @@
 One reusable component for every estimator that needs a declared domain and
 whose user cannot declare it (``bounds_X="private"``): it spends a given
 epsilon on the columns whose range is not public, and takes the others from
-the schema (boolean and categorical pandas dtypes, or ``public_bounds``) at no
-cost.
+the schema (boolean pandas dtypes, categorical ones whose categories the user
+declares public, or ``public_bounds``) at no cost.
 """
 
 import math
@@ -24,6 +24,7 @@ from skdp.preprocessing._envelope_budget import (
     looseness_test,
 )
 from skdp.preprocessing._public_ranges import public_ranges, schema_bounds
+from skdp.preprocessing._range_columns import float_columns
 from skdp.preprocessing._ranks import quantile_distance
 from skdp.utils import noise_generator
 
@@ -270,9 +271,11 @@ class PrivateBounds:
     estimated : ndarray of bool
         Columns whose range was released privately (the others were public).
     epsilon : float
-        Spent in total (0 when every range was public); pure epsilon-DP.
+        Recorded in total (0 when no range was estimated), before any draw:
+        the ``epsilon`` given, whatever the draws turn out to use. Pure
+        epsilon-DP.
     epsilon_per_column : ndarray of shape (n_columns,)
-        Each column's share (0 for a public one); they sum to ``epsilon``
+        Each column's part (0 for a public one); they sum to ``epsilon``
         (basic composition over columns).
     quantile_level : ndarray of shape (n_columns,)
         The level ``q`` of each released quantile pair (NaN for a public
@@ -281,6 +284,11 @@ class PrivateBounds:
     loose_fraction : ndarray of shape (n_columns,)
         An envelope column's released looseness test (the noisy fraction of
         rows in the fullest half-envelope window; NaN if not tested).
+    epsilon_unused : float
+        The part of ``epsilon`` no draw used: the rest of the parts of the
+        envelope columns kept after their looseness test. For information
+        only: it is recorded (part of ``epsilon``) and is not given back to
+        anyone, because whether it is left depends on the released test.
     """
 
     lower: np.ndarray
@@ -290,6 +298,7 @@ class PrivateBounds:
     epsilon_per_column: np.ndarray
     quantile_level: np.ndarray
     loose_fraction: np.ndarray
+    epsilon_unused: float = 0.0
 
     @property
     def budget(self):
@@ -308,14 +317,19 @@ def private_bounds(
     warn=True,
     label_column=None,
     envelope=None,
+    public_categories=False,
 ):
     """Per-column ranges, released with epsilon-DP where they are not public.
 
     Parameters
     ----------
     X : array-like or DataFrame of shape (n_samples, n_columns)
-        Finite values. Columns with a boolean or numeric categorical pandas
-        dtype take their range from the dtype (:func:`schema_bounds`).
+        Finite real values (complex or non-numeric columns are refused with a
+        ValueError naming the column, before anything is spent). Boolean
+        pandas columns take the range ``(0, 1)`` from the dtype; categorical
+        columns are numbers like any other, estimated privately, unless
+        ``public_categories`` declares their categories public
+        (:func:`schema_bounds`).
     epsilon : float
         Spent on the columns whose range is not public, split equally (see
         ``label_column``).
@@ -334,7 +348,8 @@ def private_bounds(
         comes from fresh OS entropy whatever is passed, since a known seed is no
         privacy.
     source : str
-        Who spends, for :func:`~skdp.accounting.track_budget`.
+        Who spends, for :func:`~skdp.accounting.track_budget`. The whole
+        ``epsilon`` is recorded before the first draw (see Accounting).
     warn : bool
         Warn (:class:`PrivateBoundsWarning`) when ``n * epsilon`` of an
         estimated column without an envelope is below ``MIN_N_EPSILON`` = 256.
@@ -356,12 +371,20 @@ def private_bounds(
         column first gets a looseness test (``n * epsilon`` 32 of its part):
         only where the data sit in half the envelope is the rest of its part
         spent on a tighter range; elsewhere it keeps the envelope and the
-        rest is not spent (``epsilon`` of the result is then less than the
-        ``epsilon`` given). A column whose part gives ``n * epsilon_column``
+        rest is not used (reported in ``epsilon_unused``; it is recorded all
+        the same, see Notes). A column whose part gives ``n * epsilon_column``
         below ``ENVELOPE_PART`` = 160 is neither tested nor estimated (the
         others get its part: features first, then the label); when no column
         is left nothing is spent. A column in ``public_bounds`` or the schema
         is taken as given instead.
+    public_categories : bool or sequence of str or int, default=False
+        Categorical (pandas) columns whose categories are public: fixed by a
+        schema or codebook, not read off these rows. Their range is then
+        ``(min, max)`` of the categories, at no cost. True: every categorical
+        column; a sequence: those columns, by name or index. By default the
+        categories are data (``.astype("category")`` takes them from the
+        values, so their range is the data's exact range) and the column's
+        range is released privately like any numeric column.
 
     Returns
     -------
@@ -439,17 +462,27 @@ def private_bounds(
     (:func:`~skdp.preprocessing._envelope_budget.half_window_count`,
     sensitivity 1): ``eps_t``-DP. Only if the noisy fraction is at least 0.9
     does the pair get the rest of the part; otherwise the envelope is kept
-    and the rest is never spent. The amount spent thus depends on released
-    outputs; the guarantee still holds by basic composition with adaptively
-    chosen parameters (a privacy filter, Rogers et al. 2016): for every
-    outcome ``t`` of the tests, what follows spends at most the part left,
-    so the whole is ``epsilon``-DP (and a fit that gets the rest after it,
-    ``(epsilon_fit, delta)``, composes to the total: conditional on ``t`` its
-    ``delta`` is weighted by ``P(t) <= 1``). Why: where the data fill the
-    envelope (a documented range that is the data's own) the pair keeps the
-    envelope anyway and its part is lost to the fit; measured on diamonds at
-    eps 0.1, where the label's documented range is the data's, spending 20%
-    on it alone cost 1.5 to 2 times the test MSE.
+    and the rest is not used (``epsilon_unused``). Either way the column's
+    whole part is what is recorded: the guarantee is ``epsilon``-DP by basic
+    composition with adaptively chosen parameters (a privacy filter, Rogers
+    et al. 2016: for every outcome of the tests, what follows uses at most
+    the part left), and the amount recorded must not depend on the test's
+    outcome (see Accounting).
+
+    **Accounting.** All input is validated first (shape, finite real values,
+    the parameters), then the whole ``epsilon`` is recorded
+    (:func:`~skdp.accounting.record_spend`, which checks any
+    :func:`~skdp.accounting.track_budget` cap), then the draws are made.
+    The amount recorded is a function of ``epsilon``, ``n`` and the declared
+    ranges only (0 when no column is estimated), never of a draw: under a cap,
+    whether a call is refused says nothing about the data. (Before, the
+    release recorded after its draws and only the looseness test's part of a
+    kept envelope, so a refusal under a cap between ``32 / n`` and
+    ``epsilon`` revealed the test's outcome and a refused call recorded
+    nothing.) The price: the rest of a kept envelope's part is not given to a
+    fit that follows (it was: diamonds at eps 0.1, whose documented label
+    range is the data's, measured 1.5 to 2 times the test MSE when the
+    label's part is lost to the fit).
 
     **Fences.** ``[a - k (b - a), b + k (b - a)]`` with ``k = fence_factor(q)``:
     Tukey's fences (``k = 1.5`` at quartiles, 2.698 standard deviations of a
@@ -485,10 +518,8 @@ def private_bounds(
     names = feature_names
     if names is None and hasattr(X, "columns"):
         names = [str(c) for c in X.columns]
-    known = schema_bounds(X)
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-dimensional, got shape {X.shape}.")
+    known = schema_bounds(X, public_categories)
+    X = float_columns(X, names)
     if not np.all(np.isfinite(X)):
         raise ValueError("X must be finite (no NaN or infinity) for private bounds.")
     n, d = X.shape
@@ -548,11 +579,16 @@ def private_bounds(
             PrivateBoundsWarning,
             stacklevel=2,
         )
+    # all input is valid: record the whole epsilon (an upper bound on what
+    # the draws below use, a function of the parameters and n only), checking
+    # any cap, before the first draw
+    spent = float(epsilon)
+    record_spend(PrivacyBudget(spent, 0.0), source, mechanism=None)
     rng = noise_generator(random_state)
     grid, log_weight = candidate_grid()
     span = float(grid[-1])
     fractions = np.full(d, np.nan)
-    kept_after_test = False  # then less than epsilon was spent
+    unused = 0.0  # recorded, but not used by a draw (envelopes kept after a test)
     for j in np.flatnonzero(estimated):
         if j in inside:
             lo, hi = lower[j], upper[j] = inside[j]
@@ -561,9 +597,8 @@ def private_bounds(
             if not math.isinf(eps_pair):  # first: is the envelope loose?
                 eps_test = TEST_N_EPSILON / n
                 fractions[j], loose = looseness_test(x, lo, hi, eps_test, rng)
-                if not loose:  # keep it; the rest of the part goes to the fit
-                    eps_col[j] = eps_test
-                    kept_after_test = True
+                if not loose:  # keep it; the rest of the part stays unused
+                    unused += eps_pair - eps_test
                     continue
                 eps_pair -= eps_test
             lower[j], upper[j], levels[j] = _column_range(
@@ -578,8 +613,13 @@ def private_bounds(
         lower[j], upper[j], levels[j] = _column_range(
             x, eps_col[j], grid, log_weight, rng
         )
-    spent = float(eps_col.sum()) if kept_after_test else float(epsilon)
-    record_spend(PrivacyBudget(spent, 0.0), source, mechanism=None)
     return PrivateBounds(
-        lower, upper, estimated, spent, eps_col, levels, loose_fraction=fractions
+        lower,
+        upper,
+        estimated,
+        spent,
+        eps_col,
+        levels,
+        loose_fraction=fractions,
+        epsilon_unused=unused,
     )

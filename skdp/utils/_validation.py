@@ -109,11 +109,28 @@ def check_bounds(bounds, n_features, name="bounds", min_width=0.0):
     name : str
         Parameter name used in error messages.
     min_width : float
-        Each ``upper - lower`` must be >= this.
+        Each ``upper - lower`` must also be >= this.
 
     Returns
     -------
     lower, upper : ndarray of shape (n_features,), float64
+
+    Raises
+    ------
+    ValueError
+        If a bound is not finite, has the wrong length, or ``lower >= upper``
+        for some feature: a range of width 0 (``bounds=(1, 1)``) would clip
+        every value to one constant, so it is refused like an inverted one.
+
+    Examples
+    --------
+    >>> from skdp.utils import check_bounds
+    >>> check_bounds((0, [1, 2]), 2)
+    (array([0., 0.]), array([1., 2.]))
+    >>> check_bounds((1, 1), 1, name="bounds_y")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: bounds_y must have lower < upper for every feature (a range of ...
     """
     if not isinstance(bounds, tuple | list) or len(bounds) != 2:
         raise TypeError(f"{name} must be a tuple (lower, upper), got {bounds!r}.")
@@ -133,11 +150,12 @@ def check_bounds(bounds, n_features, name="bounds", min_width=0.0):
             raise ValueError(f"{name} {side} bound must be finite, got {arr!r}.")
         out.append(np.broadcast_to(arr, (n_features,)).astype(np.float64))
     lower, upper = out
-    if np.any(upper - lower < min_width):
-        bad = np.flatnonzero(upper - lower < min_width)[:5]
+    bad = np.flatnonzero(~(upper > lower) | (upper - lower < min_width))[:5]
+    if bad.size:
         raise ValueError(
-            f"{name} must have lower <= upper for every feature; violated at "
-            f"indices {bad.tolist()}."
+            f"{name} must have lower < upper for every feature (a range of width "
+            f"0 clips every value to one constant); violated at indices "
+            f"{bad.tolist()}."
         )
     return lower, upper
 

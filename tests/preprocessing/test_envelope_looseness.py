@@ -4,6 +4,7 @@ import itertools
 import math
 
 import numpy as np
+import pytest
 from scipy import stats
 
 from skdp.accounting import PrivacyBudget, track_budget
@@ -85,20 +86,22 @@ def test_privacy_audit_of_the_looseness_test_does_not_refute_claim():
     assert 0.5 * eps < result.epsilon_lower_bound <= eps
 
 
-def test_an_envelope_the_data_fill_spends_only_the_test():
+def test_an_envelope_the_data_fill_records_its_whole_part():
     """Uniform data over the whole envelope: the best half-window holds about
     half the rows, 0.4 n below LOOSE_FRACTION, so "loose" has probability
-    exp(-0.4 * 32) / 2 < 1e-5. The range is the envelope and only the test is
-    spent (and recorded); the rest of the part is not."""
+    exp(-0.4 * 32) / 2 < 1e-5. The range is the envelope; only the test is
+    drawn, but the whole part is recorded (before the draws, whatever the
+    test says) and the rest is reported unused."""
     n = 2000
     x = np.random.default_rng(0).uniform(0.0, 10.0, (n, 1))
     with track_budget() as acc:
         res = private_bounds(x, epsilon=1.0, envelope={0: (0.0, 10.0)}, random_state=0)
     eps_test = TEST_N_EPSILON / n
     assert (res.lower[0], res.upper[0]) == (0.0, 10.0)
-    assert res.epsilon == eps_test and res.epsilon_per_column.tolist() == [eps_test]
+    assert res.epsilon == 1.0 and res.epsilon_per_column.tolist() == [1.0]
+    assert res.epsilon_unused == pytest.approx(1.0 - eps_test, rel=1e-12)
     assert np.isnan(res.quantile_level[0]) and 0.4 < res.loose_fraction[0] < 0.7
-    assert acc.spends == [("private_bounds", PrivacyBudget(eps_test, 0.0))]
+    assert acc.spends == [("private_bounds", PrivacyBudget(1.0, 0.0))]
 
 
 def test_a_loose_envelope_gets_its_whole_part():
@@ -109,11 +112,12 @@ def test_a_loose_envelope_gets_its_whole_part():
     assert 0.0 < res.lower[0] < 560.0 and 640.0 < res.upper[0] < 1e3
 
 
-def test_the_fit_gets_what_a_kept_envelope_leaves():
+def test_a_kept_envelope_leaves_the_fit_only_its_share():
     """An FM fit whose declared label range the labels fill: the label's
-    test costs 32 / n, the fit gets the rest of epsilon (with the noise a
-    declared fit at that epsilon draws), and the two spends add up to
-    epsilon."""
+    test keeps the envelope, but the range release records its whole share
+    (0.2) before drawing, so the fit gets 0.8 (with the noise a declared fit
+    at that epsilon draws), not the unused rest: the two spends add up to
+    epsilon whatever the test says."""
     rng = np.random.default_rng(0)
     n = 4000
     X = rng.uniform(0.0, 1.0, (n, 2))
@@ -127,17 +131,16 @@ def test_the_fit_gets_what_a_kept_envelope_leaves():
             public_bounds={0: (0.0, 1.0), 1: (0.0, 1.0)},
             random_state=0,
         ).fit(X, y)
-    eps_test = TEST_N_EPSILON / n
     assert reg.bounds_y_ == (-1.0, 1.0)
-    assert reg.bounds_privacy_spent_ == PrivacyBudget(eps_test, 0.0)
-    assert acc.spends[0] == ("FMLinearRegression.bounds", PrivacyBudget(eps_test))
+    assert reg.bounds_privacy_spent_ == PrivacyBudget(0.2, 0.0)
+    assert acc.spends[0] == ("FMLinearRegression.bounds", PrivacyBudget(0.2))
     fit = acc.spends[1][1]
-    assert math.isclose(fit.epsilon, 1.0 - eps_test, rel_tol=1e-12)
+    assert math.isclose(fit.epsilon, 0.8, rel_tol=1e-12)
     assert math.isclose(reg.privacy_spent_.epsilon, 1.0, rel_tol=1e-12)
     # the range release draws from its own stream: the fit's noise is that
     # of a declared fit at the epsilon left, draw for draw
     declared = FMLinearRegression(
-        epsilon=1.0 - eps_test,
+        epsilon=0.8,
         bounds_X=(0.0, 1.0),
         bounds_y=(-1.0, 1.0),
         random_state=0,

@@ -206,7 +206,11 @@ def test_schema_and_public_bounds_cost_nothing():
     )
     with track_budget() as acc:
         res = private_bounds(
-            df, epsilon=2.0, public_bounds={"score": (-5, 5)}, random_state=0
+            df,
+            epsilon=2.0,
+            public_bounds={"score": (-5, 5)},
+            public_categories=["grade"],
+            random_state=0,
         )
     assert res.estimated.tolist() == [True, False, False, False]
     assert (res.lower[1:].tolist(), res.upper[1:].tolist()) == (
@@ -267,7 +271,7 @@ def test_label_column_gets_as_much_as_the_other_estimated_columns():
         (np.ones((3, 2)), {"public_bounds": [(0, 1)]}, TypeError, "dict"),
         (np.ones((3, 2)), {"public_bounds": {2: (0, 1)}}, ValueError, "index 2"),
         (np.ones((3, 2)), {"public_bounds": {"a": (0, 1)}}, ValueError, "'a'"),
-        (np.ones((3, 2)), {"public_bounds": {0: (1, 0)}}, ValueError, "lower <="),
+        (np.ones((3, 2)), {"public_bounds": {0: (1, 0)}}, ValueError, "lower <"),
         (np.ones((3, 2)), {"public_bounds": {0: "x"}}, ValueError, "pair"),
         (np.ones((3, 2)), {"epsilon": 0.0}, ValueError, "epsilon"),
         (np.ones((3, 2)), {"label_column": 2}, ValueError, "label_column"),

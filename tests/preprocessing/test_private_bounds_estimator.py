@@ -130,12 +130,14 @@ def test_input_unchanged_and_seeded():
     np.testing.assert_array_equal(a.coef_, b.coef_)
 
 
-def test_an_envelope_the_data_fill_costs_only_its_test():
+def test_an_envelope_the_data_fill_records_the_whole_share():
     """Two numeric columns uniform over their envelopes: the fullest
     half-envelope window holds about half the rows, so "loose" has
-    probability exp(-0.4 * 32) / 2 < 1e-5 per column. Each range spends its
-    looseness test, 32 / n, keeps its envelope, and the estimator gets the
-    rest of epsilon."""
+    probability exp(-0.4 * 32) / 2 < 1e-5 per column. Each range draws only
+    its looseness test, 32 / n, and keeps its envelope; the release records
+    its whole share before drawing (what it leaves unused is not given to the
+    estimator, whose budget would then depend on the test), and the estimator
+    gets the rest of epsilon."""
     rng = np.random.default_rng(0)
     n = 4000
     X = np.column_stack(
@@ -147,9 +149,8 @@ def test_an_envelope_the_data_fill_costs_only_its_test():
         clf = PrivateBoundsEstimator(
             _op(), envelope=env, public_bounds={2: (0, 1)}, random_state=0
         ).fit(X, y)
-    eps_test = 2 * 32 / n
-    assert acc.spends[0] == ("PrivateBoundsEstimator.bounds", PrivacyBudget(eps_test))
-    assert acc.spends[1][1].epsilon == pytest.approx(2.0 - eps_test, rel=1e-12)
+    assert acc.spends[0] == ("PrivateBoundsEstimator.bounds", PrivacyBudget(0.4))
+    assert acc.spends[1][1].epsilon == pytest.approx(1.6, rel=1e-12)
     assert clf.privacy_spent_.epsilon == pytest.approx(2.0, rel=1e-12)
     np.testing.assert_array_equal(clf.bounds_[0], [0.0, 0.0, 0.0])
     np.testing.assert_array_equal(clf.bounds_[1], [80.0, 1e4, 1.0])

@@ -71,7 +71,7 @@ def test_check_bounds_broadcast_and_errors():
     lower, upper = check_bounds((-1, [1, 2, 3]), 3)
     np.testing.assert_array_equal(lower, [-1, -1, -1])
     np.testing.assert_array_equal(upper, [1, 2, 3])
-    with pytest.raises(ValueError, match="lower <= upper"):
+    with pytest.raises(ValueError, match="lower < upper"):
         check_bounds((1, 0), 2, name="bounds_X")
     with pytest.raises(ValueError, match="length 3"):
         check_bounds(([0, 0], 1), 3)
@@ -115,3 +115,16 @@ def test_check_random_state_types():
         check_random_state("seed")
     with pytest.raises(ValueError, match="random_state"):
         check_random_state(-1)
+
+
+@pytest.mark.parametrize(
+    "bounds, bad",
+    [((1, 1), [0, 1, 2]), (([0, 2, 0], [1, 2, 1]), [1]), ((0.5, [1, 0.5, 2]), [1])],
+)
+def test_check_bounds_refuses_a_range_of_width_zero(bounds, bad):
+    """lower == upper would clip every value of a feature to one constant."""
+    match = (
+        rf"bounds_X must have lower < upper .*indices \[{', '.join(map(str, bad))}\]"
+    )
+    with pytest.raises(ValueError, match=match):
+        check_bounds(bounds, 3, name="bounds_X")
