@@ -238,7 +238,9 @@ def track_budget(epsilon=None, delta=0.0, *, accountant="basic", strict=True):
     unrecorded), an estimator pickled before the block was opened, and spends
     made after the block ended. A worker that holds a handle to its ancestor's
     block but cannot reach it refuses the release with
-    ``LedgerUnreachableError`` rather than make it unrecorded. Cross-process
+    ``LedgerUnreachableError`` rather than make it unrecorded; so does one whose
+    ancestor process has ended (killed inside the block, say): it cannot tell
+    that from a block that ended, and refuses every later release. Cross-process
     recording needs Linux (the kernel's peer credentials); elsewhere such a
     worker refuses too.
 
