@@ -229,7 +229,10 @@ def rows_from_wire(value):
     raw = base64.b64decode(_expect(value, str, "rows"), validate=True)
     if len(raw) % 8:
         raise ValueError("rows: not a whole number of int64")
-    return np.unique(np.frombuffer(raw, dtype="<i8").astype(np.int64))
+    ids = np.unique(np.frombuffer(raw, dtype="<i8").astype(np.int64))
+    if ids.size and ids[0] < 0:
+        raise ValueError("rows: negative row id")
+    return ids
 
 
 def _handle(request):
