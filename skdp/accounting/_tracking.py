@@ -371,11 +371,11 @@ def on_rows(rows):
         boolean mask over it (one entry per row: where skdp knows the number of
         rows, from a mask of an enclosing block, a mask of another length is
         refused). A release made inside that states its own ``rows`` (positions
-        in the data it was given, or a mask of the block's length) reads
-        ``rows[those]``. Nested blocks intersect: the releases inside read only
-        rows that every enclosing block declared (ids in the same numbering,
-        not positions in the outer block's rows); a nested block that shares no
-        row with the one around it is refused.
+        in the data it was given, or a mask with one entry per row the block
+        declares) reads ``rows[those]``. Nested blocks intersect: the releases
+        inside read only rows that every enclosing block declared (ids in the
+        same numbering, not positions in the outer block's rows); a nested
+        block that shares no row with the one around it is refused.
 
     Notes
     -----
