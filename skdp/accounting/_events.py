@@ -319,7 +319,7 @@ def describe_release(mechanism, budget):
             )
         if not 0 < budget.delta < 1 or math.isinf(budget.epsilon):
             return (EpsilonDeltaEvent(budget.epsilon, budget.delta),)
-        from skdp.mechanisms import analytic_sigma
+        from skdp._gaussian_calibration import analytic_sigma
 
         return (GaussianEvent(analytic_sigma(budget.epsilon, budget.delta, 1.0)),)
     if isinstance(mechanism, PrivacyEvent):

@@ -215,7 +215,7 @@ def gaussian_epsilon(noise_multiplier, delta):
     """
     from scipy import optimize
 
-    from skdp.mechanisms import gaussian_delta
+    from skdp._gaussian_calibration import gaussian_delta
 
     def excess(eps):
         return gaussian_delta(noise_multiplier, eps) - delta
@@ -304,7 +304,7 @@ class PLDState:
         if self.remove is None:
             if self.inverse_square == 0:
                 return 0.0
-            from skdp.mechanisms import gaussian_delta
+            from skdp._gaussian_calibration import gaussian_delta
 
             return gaussian_delta(self.inverse_square**-0.5, epsilon)
         return max(_delta_for_epsilon(s, epsilon, self.interval) for s in self._sides)

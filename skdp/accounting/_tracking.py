@@ -20,6 +20,7 @@ import contextvars
 import os
 import sys
 import threading
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -238,7 +239,9 @@ def track_budget(epsilon=None, delta=0.0, *, accountant="basic", strict=True):
     unrecorded), an estimator pickled before the block was opened, and spends
     made after the block ended. A worker that holds a handle to its ancestor's
     block but cannot reach it refuses the release with
-    ``LedgerUnreachableError`` rather than make it unrecorded. Cross-process
+    ``LedgerUnreachableError`` rather than make it unrecorded; so does one whose
+    ancestor process has ended (killed inside the block, say): it cannot tell
+    that from a block that ended, and refuses every later release. Cross-process
     recording needs Linux (the kernel's peer credentials); elsewhere such a
     worker refuses too.
 
@@ -298,21 +301,57 @@ def track_budget(epsilon=None, delta=0.0, *, accountant="basic", strict=True):
             tracker._closed = True
 
 
+@dataclass(frozen=True)
+class _Declared:
+    """The rows declared by the ``on_rows`` blocks around a release.
+
+    ``ids``: the innermost block's ids, in its order (a release's positions map
+    through them); ``allowed``: the ids every enclosing block declared (sorted,
+    unique: nested blocks intersect); ``n_rows``: the data set's number of rows
+    where a boolean mask told it, else None; ``min_rows``: a lower bound on it
+    (one more than the largest id declared).
+    """
+
+    ids: np.ndarray
+    allowed: np.ndarray
+    n_rows: int | None
+    min_rows: int
+
+
 def _row_ids(rows, name):
-    """``rows`` as a 1-D int64 array (a boolean mask gives its True positions)."""
+    """``(ids, mask_length)``: ``rows`` as 1-D int64 ids >= 0, and the length of
+    the boolean mask it was (None for ids).
+    """
     ids = np.asarray(rows)
     if ids.ndim != 1:
         raise ValueError(f"{name} must be 1-D (row ids or a mask), got {ids.ndim}-D.")
     if ids.dtype == bool:
-        return np.flatnonzero(ids).astype(np.int64)
+        return np.flatnonzero(ids).astype(np.int64), ids.size
     if ids.size == 0:
-        return np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.int64), None
     if not np.issubdtype(ids.dtype, np.integer):
         raise TypeError(
             f"{name} must hold integer row ids or be a boolean mask, got dtype "
             f"{ids.dtype}."
         )
-    return ids.astype(np.int64)
+    if ids.dtype.kind == "u" and ids.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"{name} must hold row ids below 2**63, got {ids.max()}.")
+    if ids.min() < 0:
+        raise ValueError(
+            f"{name} must hold row ids >= 0 (or be a boolean mask), got "
+            f"{ids.min()}: a negative id would name a row under a second id (-1 "
+            "and n - 1 are the same row), so releases on one record would "
+            "compose as if on two."
+        )
+    return ids.astype(np.int64), None
+
+
+def _check_mask_length(name, length, n_rows, what):
+    if n_rows is not None and length != n_rows:
+        raise ValueError(
+            f"{name} is a boolean mask of length {length}, but {what} has {n_rows} "
+            "rows: a mask must have one entry per row."
+        )
 
 
 @contextlib.contextmanager
@@ -328,9 +367,15 @@ def on_rows(rows):
     ----------
     rows : array-like of int or of bool
         The rows' ids: their positions in the data set the block protects (the
-        same numbering for every release of the block), or a boolean mask over
-        it. A release made inside that states its own ``rows`` (positions in the
-        data it was given) reads ``rows[those]``.
+        same numbering for every release of the block, so never negative), or a
+        boolean mask over it (one entry per row: where skdp knows the number of
+        rows, from a mask of an enclosing block, a mask of another length is
+        refused). A release made inside that states its own ``rows`` (positions
+        in the data it was given, or a mask with one entry per row the block
+        declares) reads ``rows[those]``. Nested blocks intersect: the releases
+        inside read only rows that every enclosing block declared (ids in the
+        same numbering, not positions in the outer block's rows); a nested
+        block that shares no row with the one around it is refused.
 
     Notes
     -----
@@ -358,7 +403,38 @@ def on_rows(rows):
     >>> acc.total
     PrivacyBudget(epsilon=1.0, delta=0.0)
     """
-    token = _rows_context.set(_row_ids(rows, "rows"))
+    outer = _rows_context.get()
+    ids, mask_length = _row_ids(rows, "rows")
+    unique = np.unique(ids)
+    if outer is None:
+        n_rows, min_rows, allowed = mask_length, 0, unique
+    else:
+        n_rows, min_rows = outer.n_rows, outer.min_rows
+        if mask_length is not None:
+            if n_rows is None and mask_length < min_rows:
+                raise ValueError(
+                    f"rows is a boolean mask of length {mask_length}, but the "
+                    f"enclosing on_rows declared row id {min_rows - 1}: a mask "
+                    "must have one entry per row of the data set."
+                )
+            _check_mask_length("rows", mask_length, n_rows, "the data set")
+            n_rows = mask_length
+        elif n_rows is not None and unique.size and unique[-1] >= n_rows:
+            raise ValueError(
+                f"rows must be ids of the {n_rows} rows of the data set (the "
+                f"length of an enclosing on_rows mask), got {unique[-1]}."
+            )
+        allowed = np.intersect1d(outer.allowed, unique, assume_unique=True)
+        if unique.size and not allowed.size:
+            raise ValueError(
+                "rows of this nested on_rows share no row with the on_rows block "
+                "around it: nested blocks intersect (both must hold), and ids "
+                "number the rows of the whole data set, not positions in the outer "
+                "block's rows."
+            )
+    if unique.size:
+        min_rows = max(min_rows, int(unique[-1]) + 1)
+    token = _rows_context.set(_Declared(ids, allowed, n_rows, min_rows))
     try:
         yield
     finally:
@@ -369,16 +445,26 @@ def _release_rows(rows):
     """The row ids a release reads (None: all rows), from its own and on_rows'."""
     declared = _rows_context.get()
     if rows is None:
-        return None if declared is None else np.unique(declared)
-    local = _row_ids(rows, "rows")
+        return None if declared is None else declared.allowed
+    local, mask_length = _row_ids(rows, "rows")
     if declared is None:
         return np.unique(local)
-    if local.size and (local.min() < 0 or local.max() >= declared.size):
+    size = declared.ids.size
+    if mask_length is not None:
+        _check_mask_length("rows", mask_length, size, "the data declared by on_rows")
+    if local.size and local.max() >= size:
         raise ValueError(
-            f"rows must be positions in the {declared.size} rows declared by "
+            f"rows must be positions in the {size} rows declared by "
             f"on_rows, got values in [{local.min()}, {local.max()}]."
         )
-    return np.unique(declared[local])
+    ids = np.unique(declared.ids[local])
+    inside = np.intersect1d(ids, declared.allowed, assume_unique=True)
+    if ids.size and not inside.size:
+        raise ValueError(
+            "rows name only rows outside an enclosing on_rows block (nested "
+            "blocks intersect): the release would read no declared row."
+        )
+    return inside
 
 
 def record_spend(budget, source="skdp", *, mechanism=None, rows=None):
@@ -400,10 +486,11 @@ def record_spend(budget, source="skdp", *, mechanism=None, rows=None):
         (it describes itself), a :class:`PrivacyEvent`, or a list (composition).
         See :func:`skdp.accounting.describe_release`.
     rows : None or array-like of int or bool, default=None
-        The rows the release read, as positions in the data it was given (or a
-        boolean mask over them); inside :func:`on_rows` they are mapped through
-        the declared ids. None: every row (or the rows declared by
-        :func:`on_rows`). Releases on disjoint rows compose by their maximum.
+        The rows the release read, as positions (>= 0) in the data it was given
+        (or a boolean mask over them); inside :func:`on_rows` they are mapped
+        through the declared ids (a mask must then have one entry per declared
+        row). None: every row (or the rows declared by :func:`on_rows`).
+        Releases on disjoint rows compose by their maximum.
 
     Returns
     -------

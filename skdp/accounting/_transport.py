@@ -229,7 +229,10 @@ def rows_from_wire(value):
     raw = base64.b64decode(_expect(value, str, "rows"), validate=True)
     if len(raw) % 8:
         raise ValueError("rows: not a whole number of int64")
-    return np.unique(np.frombuffer(raw, dtype="<i8").astype(np.int64))
+    ids = np.unique(np.frombuffer(raw, dtype="<i8").astype(np.int64))
+    if ids.size and ids[0] < 0:
+        raise ValueError("rows: negative row id")
+    return ids
 
 
 def _handle(request):
@@ -293,7 +296,9 @@ class RemoteLedger:
     path : str
         The owner's Unix socket.
     owner : ProcessId
-        The process the ledger lives in: if it has ended, so has the block.
+        The process the ledger lives in. If it has ended, the handle refuses
+        every release (:class:`LedgerUnreachableError`): a killed owner's block
+        never ended, and an ended process cannot say which happened.
     """
 
     id: str
@@ -334,16 +339,24 @@ class RemoteLedger:
         return _process.descends_from(self.owner)
 
     def _request(self, request):
-        """Send one request; None if the owner has ended (the block is over)."""
-        if _process.identity(self.owner.pid) != self.owner:
-            return {"status": "closed"}
+        """Send one request and return the owner's reply.
+
+        A block that ended while its process lives answers ``closed`` (the
+        caller then drops the handle). A process that has ended cannot tell a
+        block that ended from one it was killed inside, so a handle whose owner
+        is gone refuses every request with :class:`LedgerUnreachableError`, as
+        does an owner that cannot be reached.
+        """
+        source = request.get("source", "a release")
         if not self.path:
             raise LedgerUnreachableError(
-                f"{request.get('source', 'a release')} refused: recording the "
+                f"{source} refused: recording the "
                 "spends of worker processes in a track_budget block needs Linux "
                 "(kernel peer credentials). Use joblib's threading backend, or "
                 "release outside the block."
             )
+        if _process.identity(self.owner.pid) != self.owner:
+            raise self._owner_gone(source)
         try:
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
                 sock.settimeout(CONNECT_TIMEOUT)
@@ -356,12 +369,20 @@ class RemoteLedger:
                 return _read_message(sock, MAX_REPLY_BYTES)
         except (OSError, EOFError, ValueError) as exc:
             if _process.identity(self.owner.pid) != self.owner:
-                return {"status": "closed"}  # ended while we were asking
+                raise self._owner_gone(source) from exc  # ended while we asked
             raise LedgerUnreachableError(
-                f"{request.get('source', 'a release')} refused: its track_budget "
+                f"{source} refused: its track_budget "
                 f"ledger in process {self.owner.pid} cannot be reached ({exc!r}), "
                 "so the spend could not be recorded."
             ) from exc
+
+    def _owner_gone(self, source):
+        return LedgerUnreachableError(
+            f"{source} refused: process {self.owner.pid}, which held its "
+            "track_budget ledger, has ended (this worker cannot tell whether it "
+            "closed the block first or was killed inside it), so the spend can "
+            "be neither recorded nor checked against the block's limit."
+        )
 
     def _try_record(self, budget, source, events, rows=None):
         reply = self._request(

@@ -1,7 +1,8 @@
 """Differential privacy primitives (no estimator API)."""
 
+from skdp._gaussian_calibration import analytic_sigma, gaussian_delta
 from skdp.mechanisms._exponential import ExponentialMechanism
-from skdp.mechanisms._gaussian import GaussianMechanism, analytic_sigma, gaussian_delta
+from skdp.mechanisms._gaussian import GaussianMechanism
 from skdp.mechanisms._laplace import LaplaceMechanism
 from skdp.mechanisms._randomized_response import (
     RandomizedResponseMechanism,

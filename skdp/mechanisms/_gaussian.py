@@ -3,51 +3,13 @@
 import math
 
 import numpy as np
-from scipy import optimize, special
 
+from skdp._gaussian_calibration import analytic_sigma
 from skdp.accounting import GaussianEvent
 from skdp.mechanisms._base import Mechanism
 from skdp.utils import check_delta, check_epsilon, check_sensitivity, noise_generator
 
 CALIBRATIONS = ("analytic", "classic", "simple")
-
-
-def gaussian_delta(sigma, epsilon, sensitivity=1.0):
-    """The exact delta of the Gaussian mechanism with noise ``sigma`` at ``epsilon``.
-
-    delta(sigma) = Phi(D/2s - eps s/D) - e^eps Phi(-D/2s - eps s/D)  (Balle & Wang
-    2018, Theorem 8), evaluated in log space so that large epsilon does not overflow.
-    """
-    if sigma <= 0:
-        return 1.0
-    a = sensitivity / (2 * sigma)
-    b = epsilon * sigma / sensitivity
-    first = special.ndtr(a - b)
-    second = math.exp(epsilon + special.log_ndtr(-a - b))
-    return max(first - second, 0.0)
-
-
-def analytic_sigma(epsilon, delta, sensitivity=1.0):
-    """Smallest sigma with ``gaussian_delta(sigma) <= delta`` (Balle & Wang 2018).
-
-    delta(sigma) decreases in sigma, so the root is bracketed and found with Brent's
-    method; the result is then nudged up until the exact condition holds in floating
-    point, so the returned sigma is always valid (never below the true root).
-    """
-
-    def excess(log_sigma):
-        return gaussian_delta(math.exp(log_sigma), epsilon, sensitivity) - delta
-
-    lo, hi = math.log(sensitivity) - 10.0, math.log(sensitivity) + 10.0
-    while excess(lo) < 0:
-        lo -= 10.0
-    while excess(hi) > 0:
-        hi += 10.0
-    log_sigma = optimize.brentq(excess, lo, hi, xtol=1e-14, rtol=1e-14)
-    sigma = math.exp(log_sigma)
-    while gaussian_delta(sigma, epsilon, sensitivity) > delta:
-        sigma = math.nextafter(sigma, math.inf) * (1 + 1e-12)
-    return sigma
 
 
 class GaussianMechanism(Mechanism):

@@ -1,5 +1,7 @@
 """Parallel composition: releases on disjoint rows compose by their maximum."""
 
+import base64
+
 import joblib
 import numpy as np
 import pytest
@@ -8,6 +10,7 @@ from skdp.accounting import (
     PrivacyBudget,
     RandomizedResponseEvent,
     _ledger,
+    _transport,
     on_rows,
     record_spend,
     track_budget,
@@ -173,6 +176,8 @@ def test_too_many_cells_count_on_every_row(monkeypatch):
         (np.zeros((2, 2), int), ValueError, "1-D"),
         ([0.5, 1.5], TypeError, "integer row ids"),
         (["a"], TypeError, "integer row ids"),
+        ([3, -1], ValueError, "rows must hold row ids >= 0"),
+        (np.array([2**64 - 1], np.uint64), ValueError, "below 2\\*\\*63"),
     ],
 )
 def test_bad_rows(rows, exc, match):
@@ -187,3 +192,85 @@ def test_positions_outside_the_declared_rows():
     with track_budget(), on_rows([3, 4]):
         with pytest.raises(ValueError, match="positions in the 2 rows"):
             record_spend(PrivacyBudget(1.0), "x", rows=[2])
+
+
+def test_negative_ids_do_not_alias_a_row():
+    # issue 40: on 100 rows, -1 and 99 name one record; 0380120 composed them
+    # in parallel (total 1.0, not 2.0)
+    with track_budget() as acc:
+        with on_rows([99]):
+            record_spend(PrivacyBudget(1.0), "row 99")
+        with pytest.raises(ValueError, match="rows must hold row ids >= 0"):
+            with on_rows([-1]):
+                record_spend(PrivacyBudget(1.0), "row -1")
+        with pytest.raises(ValueError, match="rows must hold row ids >= 0"):
+            record_spend(PrivacyBudget(1.0), "row -1", rows=[-1])
+    assert acc.spends == [("row 99", PrivacyBudget(1.0))]
+
+
+def test_a_mask_must_have_one_entry_per_row():
+    # issue 40: a mask of the wrong length was accepted
+    with track_budget() as acc:
+        with on_rows(np.arange(10, 20)):  # the release is given these 10 rows
+            for length in (4, 12):
+                mask = np.zeros(length, bool)
+                mask[:2] = True
+                with pytest.raises(ValueError, match=f"length {length}.*10 rows"):
+                    record_spend(PrivacyBudget(1.0), "x", rows=mask)
+            record_spend(PrivacyBudget(1.0), "ok", rows=np.arange(10) < 5)
+            with pytest.raises(ValueError, match="declared row id 19"):
+                with on_rows(np.ones(15, bool)):  # cannot cover row 19
+                    pass
+        first_half = np.arange(100) < 50
+        with on_rows(first_half):  # a mask over the data set: it has 100 rows
+            with pytest.raises(ValueError, match="length 99.*100 rows"):
+                with on_rows(np.ones(99, bool)):
+                    pass
+            with pytest.raises(ValueError, match="ids of the 100 rows"):
+                with on_rows([20, 150]):
+                    pass
+    assert [r.tolist() for r in acc.rows] == [list(range(10, 15))]
+
+
+def test_nested_blocks_intersect():
+    # issue 40: the inner block replaced the outer one
+    with track_budget() as acc:
+        with on_rows(np.arange(50)):
+            with on_rows(np.arange(25, 75)):  # both promises hold: rows 25..49
+                record_spend(PrivacyBudget(1.0), "inner")
+                record_spend(PrivacyBudget(1.0), "inner rows", rows=[0, 30])
+            record_spend(PrivacyBudget(1.0), "outer")
+        with on_rows(np.arange(50, 100)):
+            record_spend(PrivacyBudget(1.0), "second half")
+    assert [r.tolist() for r in acc.rows] == [
+        list(range(25, 50)),
+        [25],  # positions 0 and 30 of the inner block: ids 25 and 55
+        list(range(50)),
+        list(range(50, 100)),
+    ]
+    assert acc.total == PrivacyBudget(3.0)  # row 25; the second half is disjoint
+
+
+def test_a_nested_block_on_other_rows_is_refused():
+    # positions given as ids: a stage on rows 50..99 declares its own rows
+    # 0..49. Replacing the outer block (0380120), the release counted on rows
+    # 0..49 and composed in parallel with the other releases on rows 50..99
+    with track_budget() as acc:
+        with on_rows(np.arange(50, 100)):
+            record_spend(PrivacyBudget(1.0), "second half")
+            with pytest.raises(ValueError, match="share no row"):
+                with on_rows(np.arange(50)):
+                    record_spend(PrivacyBudget(1.0), "second half again")
+            with on_rows(np.arange(40, 60)):
+                with pytest.raises(ValueError, match="outside an enclosing"):
+                    record_spend(PrivacyBudget(1.0), "rows 40..49", rows=range(10))
+    assert acc.spends == [("second half", PrivacyBudget(1.0))]
+
+
+def test_the_ledger_refuses_negative_ids_from_a_worker():
+    wire = base64.b64encode(np.array([-1, 5], "<i8").tobytes()).decode("ascii")
+    with pytest.raises(ValueError, match="negative"):
+        _transport.rows_from_wire(wire)
+    assert _transport.rows_from_wire(
+        _transport.rows_to_wire(np.array([5, 0]))
+    ).tolist() == [0, 5]

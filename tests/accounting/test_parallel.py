@@ -272,8 +272,10 @@ def test_a_socket_served_by_another_process_is_not_trusted():
         handle._try_record(PrivacyBudget(1.0), "x", ())
 
 
-def test_handle_of_an_ended_process_is_dropped():
-    # a worker whose ancestor (the ledger's process) has ended: the block is over
+def test_handle_of_an_ended_process_refuses_every_release():
+    # a worker whose ancestor (the ledger's process) has ended cannot tell a
+    # block that ended from an owner killed inside it: it refuses (issue 40;
+    # 0380120 took it for an ended block and released, unrecorded and uncapped)
     child = multiprocessing.get_context("spawn").Process(target=int)
     child.start()
     child.join(60)
@@ -283,8 +285,10 @@ def test_handle_of_an_ended_process_is_dropped():
     assert not gone.binds_here()
     _tracking._inherited[gone.id] = gone  # as if adopted before the owner ended
     try:
-        assert record_spend(PrivacyBudget(1.0), "x") == PrivacyBudget(1.0)
-        assert gone.id not in _tracking._inherited
+        for _ in range(2):  # every release, not only the first
+            with pytest.raises(LedgerUnreachableError, match="has ended"):
+                record_spend(PrivacyBudget(1.0), "x")
+        assert _tracking._inherited[gone.id] is gone
     finally:
         _tracking._inherited.pop(gone.id, None)
 
