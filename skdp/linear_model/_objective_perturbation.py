@@ -363,21 +363,25 @@ class OPLogisticRegression(
        :class:`~skdp.linear_model._op_solver.CertificateError`, nothing spent.
     2. **After** the spend nothing raises: the solver runs at most 100 damped
        Newton steps and 40 refinement steps (caps that do not depend on the
-       data; it stops early once certified) and the fit always releases its
-       iterate plus the output noise. Damped Newton converges globally on a
-       smooth strongly convex function and ends at the double-precision floor
-       (a gradient of about ``c u (n R_g + ||b||)``, at most ``10^13 c u`` times
-       ``tau``, with ``c u <= 1/4``); 40 contractions by ``1/3`` cover a factor
-       ``3^40 > 10^19``, so the refinement reaches ``tau / 2``.
+       data; it stops early once certified; a Cholesky factorization that
+       fails on rounding ends a phase instead of raising) and the fit always
+       releases its iterate plus the output noise. Damped Newton converges
+       globally on a smooth strongly convex function and ends at the
+       double-precision floor (a gradient of about ``c u (n R_g + ||b||)``,
+       about ``10^13 c u`` times ``tau``, with ``c u <= 1/4``); 40
+       contractions by ``1/3`` cover a factor ``3^40 > 10^19``, so the
+       refinement reaches ``tau / 2``.
 
     What this argument assumes rather than proves: that the damped Newton
     phase reaches the region of linear convergence within its 100 steps (it
     takes 5-10 on the benchmark data; the data-independent iteration bounds
     of damped Newton are astronomically large). Were it not to, the fit
-    would still release (the iterate with the smallest gradient, without an
-    exception or a warning), and ``||theta_hat - theta*||`` would then exceed
-    the ``tau / lambda`` the output noise is calibrated to. The old behaviour,
-    raising after the spend, revealed exactly that event to the caller.
+    would still release (the iterate with the smallest gradient, or zeros if
+    none had a finite one; without an exception or a warning), and
+    ``||theta_hat - theta*||`` would then exceed the ``tau / lambda`` the
+    output noise is calibrated to. The old behaviour, raising after the
+    spend, revealed exactly that event to the caller. (The attribute
+    ``gradient_norm_`` reports the norm reached, so it would show it too.)
 
     **Choosing lambda** (``alpha="auto"``). From public quantities only
     (``n``, ``p``, ``C``, ``R``, ``epsilon``, ``delta``): the minimizer of the

@@ -288,7 +288,10 @@ def _solve_binary(rows, y, lam, b, tau):
         f0, g, H = _binary_newton_system(rows, y, lam, b, theta)
         if tau is not None and np.linalg.norm(g) <= 0.1 * tau:
             break
-        step = linalg.cho_solve(linalg.cho_factor(H), g)
+        try:
+            step = linalg.cho_solve(linalg.cho_factor(H), g)
+        except linalg.LinAlgError:  # rounding broke positive definiteness
+            break
         theta, moved = _backtrack(
             lambda t: _binary_value(rows, y, lam, b, t),
             lambda t: _binary_gradient(rows, y, lam, b, t),
@@ -407,7 +410,10 @@ def _solve_multinomial(rows, codes, n_classes, lam, B, tau):
         f0, G, H = _multinomial_newton_system(rows, codes, lam, B, W)
         if tau is not None and np.linalg.norm(G) <= 0.1 * tau:
             break
-        step = linalg.cho_solve(linalg.cho_factor(H), G.ravel()).reshape(C, p)
+        try:
+            step = linalg.cho_solve(linalg.cho_factor(H), G.ravel()).reshape(C, p)
+        except linalg.LinAlgError:  # rounding broke positive definiteness
+            break
         W, moved = _backtrack(
             lambda t: _multinomial_value(rows, codes, lam, B, t),
             lambda t: _multinomial_gradient(rows, codes, lam, B, t),
@@ -462,13 +468,14 @@ def _certify(theta, extended_gradient, hessian_solve, tau):
     refinement steps is bounded by ``_MAX_REFINE`` whatever the data, and if
     the certificate is still out of reach (excluded by
     :func:`check_certifiable` in the argument of the Notes) the iterate with
-    the smallest gradient is returned with ``certified=False``.
+    the smallest gradient is returned with ``certified=False`` (zeros if no
+    iterate had a finite gradient, rather than a non-finite model).
     """
     if tau is None:
         g = extended_gradient(theta)
         return theta, float(np.sqrt(np.sum(g * g))), True
     best = None
-    for _ in range(_MAX_REFINE + 1):
+    for k in range(_MAX_REFINE + 1):
         g = extended_gradient(theta)
         norm = float(np.sqrt(np.sum(g * g)))
         if norm <= 0.5 * tau:  # half: room for the certificate's own rounding
@@ -477,8 +484,13 @@ def _certify(theta, extended_gradient, hessian_solve, tau):
             break
         if best is None or norm < best[1]:
             best = (theta, norm)
+        if k == _MAX_REFINE:
+            break
         # iterative refinement: a Newton step from the accurate gradient
-        theta = theta - hessian_solve(theta)(np.asarray(g, dtype=np.float64))
+        try:
+            theta = theta - hessian_solve(theta)(np.asarray(g, dtype=np.float64))
+        except linalg.LinAlgError:
+            break
     if best is None:
-        return theta, norm, False
+        return np.zeros_like(theta), math.inf, False
     return best[0], best[1], False

@@ -252,6 +252,24 @@ def test_whether_a_fit_releases_does_not_depend_on_one_record(monkeypatch, delta
         assert np.all(np.isfinite(est.coef_))
 
 
+@pytest.mark.parametrize("C", [2, 3])
+def test_a_failing_factorization_after_the_spend_still_releases(monkeypatch, C):
+    """A Cholesky that fails on rounding (data-dependent) is not an exception
+    after the spend either: the solver stops and the fit releases."""
+
+    def broken(*args, **kwargs):
+        raise op_solver.linalg.LinAlgError("not positive definite")
+
+    monkeypatch.setattr(op_solver.linalg, "cho_factor", broken)
+    X, y = _data(C=C)
+    with track_budget() as acc:
+        est = OPLogisticRegression(
+            epsilon=1.0, data_norm=1.0, classes=list(range(C)), random_state=0
+        ).fit(X, y)
+    assert len(acc.spends) == 1
+    assert np.all(np.isfinite(est.coef_))
+
+
 def test_the_neighbour_pair_separates_certified_from_uncertified(monkeypatch):
     """The pair above is a real test: under the same budget the solver
     certifies D and not D' (so the old code's outcomes differed)."""
