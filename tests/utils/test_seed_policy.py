@@ -349,3 +349,28 @@ def test_switching_off_ends_the_reused_joblib_pool():
         assert settings() == [True, True]
         skdp.set_config(reproducible_noise=False)
         assert settings() == [False, False]
+
+
+def test_two_rr_with_prior_releases_share_no_draws():
+    # issue 40: two RandomizedResponseWithPrior releases with random_state=0
+    # revealed 273 of 2,000 labels with certainty (shared uniforms: a label
+    # kept at the larger epsilon and changed at the smaller one, or the same
+    # stage split). Fresh draws make the stage splits independent.
+    from skdp.preprocessing import RandomizedResponseWithPrior
+
+    rng = np.random.default_rng(10)
+    n = 2000
+    X = rng.normal(size=(n, 3))
+    y = (X[:, 0] + 0.5 * rng.normal(size=n) > 0).astype(int)
+    releases = [
+        RandomizedResponseWithPrior(epsilon=eps, classes=[0, 1], random_state=0)
+        for eps in (1.0, 2.0)
+    ]
+    with skdp.config_context(**DEFAULT):
+        for release in releases:
+            release.fit_resample(X, y)
+    stages = [np.asarray(r.stage_) for r in releases]
+    # under a shared stream the two stage splits are identical; independent
+    # halves agree on n/2 rows, sd sqrt(n)/2
+    agree = np.sum(stages[0] == stages[1])
+    assert abs(agree - n / 2) < 5 * math.sqrt(n) / 2
