@@ -1,0 +1,163 @@
+"""Checks a meta-estimator makes on its inner estimator *before* it spends.
+
+Every skdp release follows one order: validate all inputs and parameters,
+record the spend (checking any ``track_budget`` cap), then draw. A
+meta-estimator (a label privatizer followed by a learner, a range release
+followed by a bounded estimator, a prior estimator fitted between stages)
+fits its inner estimator only after its own release, so the inner fit's
+validation would come after the spend: a fit that fails on its own input or
+parameters would leave a spend in the ledger. These helpers run the inner
+estimator's checks first.
+"""
+
+import inspect
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, clone, is_classifier
+from sklearn.utils import get_tags
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_array
+
+from skdp.utils.sklearn_compat import validate_params_deep
+
+__all__ = [
+    "as_numeric",
+    "check_classes_cover",
+    "check_fit_params",
+    "check_inner_accepts",
+    "check_inner_params",
+]
+
+
+def _tags(obj):
+    """scikit-learn tags of ``obj``; the defaults for a non-scikit-learn object."""
+    try:
+        return get_tags(obj)
+    except (AttributeError, TypeError):
+        return get_tags(BaseEstimator())
+
+
+def _records_spends(estimator):
+    """Whether ``estimator`` (or an estimator nested in it) is a skdp release,
+    which records its own spend when fitted (so it is never fitted as a probe)."""
+    from skdp.accounting import BudgetTrackingMixin
+
+    if isinstance(estimator, BudgetTrackingMixin):
+        return True
+    if not hasattr(estimator, "get_params"):
+        return False
+    return any(
+        isinstance(value, BudgetTrackingMixin)
+        for value in estimator.get_params(deep=True).values()
+    )
+
+
+def check_inner_params(estimator, **params):
+    """A clone of ``estimator`` with ``params`` set, its (and its nested
+    estimators') parameters validated as its ``fit`` would validate them.
+
+    Raises scikit-learn's ``InvalidParameterError`` (a ValueError and a
+    TypeError naming the parameter) before the caller records anything.
+    """
+    probe = clone(estimator)
+    if params:
+        probe.set_params(**params)
+    validate_params_deep(probe)
+    return probe
+
+
+def check_fit_params(estimator, fit_params, name="estimator"):
+    """Refuse fit parameters that ``estimator.fit`` does not take (TypeError)."""
+    if not fit_params:
+        return
+    try:
+        signature = inspect.signature(estimator.fit)
+    except (AttributeError, TypeError, ValueError):
+        return
+    parameters = signature.parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return
+    accepted = {p.name for p in parameters}
+    unknown = sorted(set(fit_params) - accepted)
+    if unknown:
+        raise TypeError(
+            f"{name} {type(estimator).__name__}.fit got unexpected fit "
+            f"parameter(s) {unknown}."
+        )
+
+
+def check_classes_cover(estimator, y):
+    """Targets the inner classifier would refuse: not classification targets,
+    or labels outside its declared ``classes`` (ValueError)."""
+    if not is_classifier(estimator):
+        return
+    y = np.asarray(y)
+    check_classification_targets(y)
+    declared = estimator.get_params(deep=False).get("classes")
+    if declared is None:
+        return
+    declared = np.asarray(declared)
+    try:
+        unknown = ~np.isin(y, declared)
+    except TypeError:
+        return  # incomparable label types: the inner fit says what is wrong
+    if np.any(unknown):
+        raise ValueError(
+            f"y contains labels not in {type(estimator).__name__}'s classes "
+            f"{declared.tolist()}: {np.unique(y[unknown])[:5].tolist()}."
+        )
+
+
+def _non_finite(X):
+    """Whether a numeric array, sparse matrix or DataFrame holds NaN or inf."""
+    if sp.issparse(X):
+        if X.format not in ("csr", "csc", "coo", "bsr"):
+            X = X.tocsr()  # dok, lil, dia: no flat array of the stored values
+        data = X.data
+        return data.dtype.kind in "fc" and not np.all(np.isfinite(data))
+    if hasattr(X, "dtypes") and hasattr(X, "select_dtypes"):
+        numeric = X.select_dtypes(include="number")
+        if numeric.shape[1] == 0:
+            return False
+        return not np.all(np.isfinite(numeric.to_numpy(dtype=np.float64)))
+    X = np.asarray(X)
+    if X.dtype.kind not in "fc":
+        return False
+    return not np.all(np.isfinite(X))
+
+
+def check_inner_accepts(estimator, X, n_classes=2):
+    """Fit a clone of ``estimator`` on ``X`` with public dummy labels when its
+    tags say it refuses what ``X`` holds (NaN/inf, a sparse matrix), so that
+    its own error is raised before the caller spends; a no-op otherwise.
+
+    ``X`` must be public to the caller (features under label privacy): the
+    probe sees no private value, and its labels are ``arange(n) % n_classes``
+    (a regressor gets them as floats). Tags can be wrong in the cautious
+    direction (a ``Pipeline`` starting with an imputer is tagged
+    ``allow_nan=False``): the probe settles it, and costs one fit only in that
+    case. An inner skdp release (which records its own spend) is not probed.
+    """
+    tags = _tags(estimator).input_tags
+    suspect = (sp.issparse(X) and not tags.sparse) or (
+        not tags.allow_nan and _non_finite(X)
+    )
+    if not suspect or _records_spends(estimator):
+        return
+    n = X.shape[0] if hasattr(X, "shape") else len(X)
+    y = np.arange(n) % max(int(n_classes), 2)
+    if not is_classifier(estimator):
+        y = y.astype(np.float64)
+    clone(estimator).fit(X, y)
+
+
+def as_numeric(X):
+    """``X`` (validated by ``validate_data`` with its default ``dtype="numeric"``)
+    as numbers: an object array, which is what a DataFrame with a string
+    categorical column becomes, is converted to float64 here, so that a column
+    that is not numbers fails with scikit-learn's error before any spend
+    rather than in the middle of a release."""
+    if getattr(X, "dtype", None) is not None and X.dtype.kind == "O":
+        X = check_array(X, dtype=np.float64, ensure_min_samples=0)
+    return X
