@@ -4,7 +4,9 @@ Issue 40, item 3. A fit that fails on its own input or parameters (the inner
 estimator's too) raises its clear error and leaves nothing in the ledger; a
 release whose spend a cap refuses has drawn nothing (a user's Generator is
 untouched, which the suite's reproducible-noise opt-in makes observable).
-Each failing case here recorded a spend (or drew) on acd4f11.
+Each failing case here recorded a spend (or drew) on acd4f11, except the
+central FM's string columns, which recorded nothing there but failed with
+numpy's UFuncTypeError instead of scikit-learn's ValueError (issue 40, item 5).
 """
 
 import numpy as np
@@ -105,6 +107,33 @@ CASES = [
         lambda X, y, yr: VerticalFMClassifier(bounds_X=(-1, 1), classes=[0, 1]).fit(
             X, y
         ),
+        _string_category,
+        ValueError,
+        "could not convert string to float",
+    ),
+    (
+        "FM fit string column",
+        lambda X, y, yr: FMLogisticRegression(bounds_X=(-1, 1), classes=[0, 1]).fit(
+            X, y
+        ),
+        _string_category,
+        ValueError,
+        "could not convert string to float",
+    ),
+    (
+        "FM fit_chunks string column",
+        lambda X, y, yr: FMLogisticRegression(
+            bounds_X=(-1, 1), classes=[0, 1]
+        ).fit_chunks([(X, y)]),
+        _string_category,
+        ValueError,
+        "could not convert string to float",
+    ),
+    (
+        "FM partial_fit string column",
+        lambda X, y, yr: FMLogisticRegression(
+            bounds_X=(-1, 1), classes=[0, 1]
+        ).partial_fit(X, y),
         _string_category,
         ValueError,
         "could not convert string to float",

@@ -389,6 +389,7 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
             X, y = validate_data(
                 self, X, y, reset=(i == 0), y_numeric=self._objective == "squared"
             )
+            X = as_numeric(X)
             y = self._prepare_y(y, first_call=(i == 0))
             if i == 0:
                 domain = self._resolve_domain(X.shape[1], X, y)
@@ -406,6 +407,7 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
         X, y = validate_data(
             self, X, y, reset=first, y_numeric=self._objective == "squared"
         )
+        X = as_numeric(X)
         y = self._prepare_y(y, first_call=first, classes=classes)
         if first:
             self._domain = self._resolve_domain(X.shape[1], X, y)
