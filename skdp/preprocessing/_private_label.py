@@ -267,7 +267,9 @@ class PrivateLabelClassifier(
         validate_params_deep(clone(estimator))
         if not routing:
             check_fit_params(estimator, fit_params)
-        check_inner_accepts(estimator, X, _n_declared(self.classes, privatizer))
+        if privatizer.get_params(deep=False).get("columns") is None:
+            # the probe may read X only where X is public (labels-only release)
+            check_inner_accepts(estimator, X, _n_declared(self.classes, privatizer))
         if self.classes is not None:
             declare_on_privatizer(
                 privatizer,

@@ -120,7 +120,8 @@ def _non_finite(X):
         numeric = X.select_dtypes(include="number")
         if numeric.shape[1] == 0:
             return False
-        return not np.all(np.isfinite(numeric.to_numpy(dtype=np.float64)))
+        values = numeric.to_numpy(dtype=np.float64, na_value=np.nan)
+        return not np.all(np.isfinite(values))
     X = np.asarray(X)
     if X.dtype.kind not in "fc":
         return False
