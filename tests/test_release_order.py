@@ -12,10 +12,13 @@ numpy's UFuncTypeError instead of scikit-learn's ValueError (issue 40, item 5).
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.compose import make_column_transformer
 from sklearn.ensemble import BaggingClassifier
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skdp.accounting import track_budget
@@ -58,6 +61,19 @@ def _string_category():
     frame = pd.DataFrame(X, columns=["a", "b", "c"])
     frame["c"] = pd.Categorical(np.where(X[:, 2] > 0, "high", "low"))
     return frame, y, y_reg
+
+
+class _NeedsManyRows(ClassifierMixin, BaseEstimator):
+    """Accepts NaN although its (default) tags say not; needs 100 rows."""
+
+    def fit(self, X, y):
+        if len(X) < 100:
+            raise ValueError("needs at least 100 rows")
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.classes_[0])
 
 
 def _rr(**kw):
@@ -208,6 +224,29 @@ CASES = [
         "corrects for label noise",
     ),
     (
+        "private-label classifier string column",
+        lambda X, y, yr: PrivateLabelClassifier(LogisticRegression(), _rr()).fit(X, y),
+        _string_category,
+        ValueError,
+        "could not convert string to float",
+    ),
+    (
+        "rr-with-prior string column for the default prior",
+        lambda X, y, yr: RandomizedResponseWithPrior(classes=[0, 1]).fit_resample(X, y),
+        _string_category,
+        ValueError,
+        "could not convert string to float",
+    ),
+    (
+        "private-label regressor string column",
+        lambda X, y, yr: PrivateLabelRegressor(Ridge(), label_bounds=(-1, 1)).fit(
+            X, yr
+        ),
+        _string_category,
+        ValueError,
+        "could not convert string to float",
+    ),
+    (
         "private-label regressor NaN",
         lambda X, y, yr: PrivateLabelRegressor(Ridge(), label_bounds=(-1, 1)).fit(
             X, yr
@@ -261,6 +300,23 @@ def test_a_fit_that_fails_on_its_input_records_nothing(fit, data, error, match):
             _with_nan,
         ),
         (
+            lambda X, y, yr: PrivateLabelClassifier(
+                make_pipeline(
+                    make_column_transformer(
+                        (OneHotEncoder(), ["c"]), remainder="passthrough"
+                    ),
+                    LogisticRegression(),
+                ),
+                _rr(),
+            ).fit(X, y),
+            _string_category,
+        ),
+        (
+            # fails on the probe's first few rows, fits on all of them
+            lambda X, y, yr: PrivateLabelClassifier(_NeedsManyRows(), _rr()).fit(X, y),
+            _with_nan,
+        ),
+        (
             lambda X, y, yr: PrivateBoundsEstimator(
                 OPLogisticRegression(classes=[0, 1]), envelope=(-1, 1)
             ).fit(X, y),
@@ -273,7 +329,14 @@ def test_a_fit_that_fails_on_its_input_records_nothing(fit, data, error, match):
             _data,
         ),
     ],
-    ids=["pipeline imputer", "rr-with-prior imputer", "bounds-estimator", "plr"],
+    ids=[
+        "pipeline imputer",
+        "rr-with-prior imputer",
+        "pipeline one-hot encoder",
+        "probe falls back to all rows",
+        "bounds-estimator",
+        "plr",
+    ],
 )
 def test_valid_inputs_still_release_and_record(fit, data):
     X, y, y_reg = data()

@@ -15,7 +15,7 @@ import inspect
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, clone, is_classifier
-from sklearn.utils import get_tags
+from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array
 
@@ -109,45 +109,95 @@ def check_classes_cover(estimator, y):
         )
 
 
-def _non_finite(X):
-    """Whether a numeric array, sparse matrix or DataFrame holds NaN or inf."""
+def _first_non_finite_rows(X):
+    """Positions of the first row holding a NaN and of the first holding an
+    infinity (numeric arrays, sparse matrices, a DataFrame's numeric columns);
+    empty when every value is finite."""
     if sp.issparse(X):
-        if X.format not in ("csr", "csc", "coo", "bsr"):
-            X = X.tocsr()  # dok, lil, dia: no flat array of the stored values
-        data = X.data
-        return data.dtype.kind in "fc" and not np.all(np.isfinite(data))
-    if hasattr(X, "dtypes") and hasattr(X, "select_dtypes"):
-        numeric = X.select_dtypes(include="number")
-        if numeric.shape[1] == 0:
-            return False
-        values = numeric.to_numpy(dtype=np.float64, na_value=np.nan)
-        return not np.all(np.isfinite(values))
-    X = np.asarray(X)
-    if X.dtype.kind not in "fc":
+        coo = X.tocoo()
+        if coo.data.dtype.kind not in "fc":
+            return np.empty(0, dtype=np.intp)
+        rows, values = coo.row, coo.data
+    else:
+        if hasattr(X, "dtypes") and hasattr(X, "select_dtypes"):
+            numeric = X.select_dtypes(include="number")
+            values = numeric.to_numpy(dtype=np.float64, na_value=np.nan)
+        else:
+            values = np.asarray(X)
+            if values.dtype.kind not in "fc":
+                return np.empty(0, dtype=np.intp)
+        if values.ndim != 2:
+            return np.empty(0, dtype=np.intp)
+        with np.errstate(over="ignore", invalid="ignore"):
+            if np.isfinite(values.sum()):  # one pass; an overflow checks below
+                return np.empty(0, dtype=np.intp)
+        first = [
+            np.flatnonzero(np.isnan(values).any(axis=1))[:1],
+            np.flatnonzero(np.isinf(values).any(axis=1))[:1],
+        ]
+        return np.unique(np.concatenate(first)).astype(np.intp)
+    first = [rows[np.flatnonzero(np.isnan(values))[:1]]]
+    first.append(rows[np.flatnonzero(np.isinf(values))[:1]])
+    return np.unique(np.concatenate(first)).astype(np.intp)
+
+
+def _holds_strings(X):
+    """Whether ``X`` has columns that are not numbers (strings, objects,
+    categories)."""
+    if sp.issparse(X):
         return False
-    return not np.all(np.isfinite(X))
+    if hasattr(X, "dtypes") and hasattr(X, "select_dtypes"):
+        return X.select_dtypes(include=["number", "bool"]).shape[1] < X.shape[1]
+    return np.asarray(X).dtype.kind in "OSU"
+
+
+#: Rows of the first acceptance probe (a fit on all rows only if it fails).
+PROBE_ROWS = 64
 
 
 def check_inner_accepts(estimator, X, n_classes=2):
-    """Fit a clone of ``estimator`` on ``X`` with public dummy labels when its
-    tags say it refuses what ``X`` holds (NaN/inf, a sparse matrix), so that
-    its own error is raised before the caller spends; a no-op otherwise.
+    """Fit a clone of ``estimator`` on public dummy labels when its tags say it
+    refuses what ``X`` holds (NaN/inf, a sparse matrix, strings), so that its
+    own error is raised before the caller spends; a no-op otherwise.
 
     ``X`` must be public to the caller (features under label privacy): the
-    probe sees no private value, and its labels are ``arange(n) % n_classes``
+    probe sees no private value, and its labels are ``arange(m) % n_classes``
     (a regressor gets them as floats). Tags can be wrong in the cautious
-    direction (a ``Pipeline`` starting with an imputer is tagged
-    ``allow_nan=False``): the probe settles it, and costs one fit only in that
-    case. An inner skdp release (which records its own spend) is not probed.
+    direction (a ``Pipeline`` that starts with an imputer or a
+    ``ColumnTransformer`` is tagged ``allow_nan=False``, ``string=False``): the
+    probe settles it. It first fits on a few rows (the first ``PROBE_ROWS``
+    and the first rows with a NaN and with an infinity: a column of strings or
+    a sparse matrix is in every row); only if that fails does it fit on all
+    rows (a few rows can be too few for the estimator), whose error is raised.
+    An inner skdp release (which records its own spend) is not probed.
     """
     tags = _tags(estimator).input_tags
-    suspect = (sp.issparse(X) and not tags.sparse) or (
-        not tags.allow_nan and _non_finite(X)
+    non_finite = (
+        np.empty(0, dtype=np.intp) if tags.allow_nan else _first_non_finite_rows(X)
+    )
+    suspect = (
+        (sp.issparse(X) and not tags.sparse)
+        or non_finite.size > 0
+        or (not tags.string and _holds_strings(X))
     )
     if not suspect or _records_spends(estimator):
         return
     n = X.shape[0] if hasattr(X, "shape") else len(X)
-    y = np.arange(n) % max(int(n_classes), 2)
+    n_classes = max(int(n_classes), 2)
+    rows = np.union1d(np.arange(min(n, max(PROBE_ROWS, 2 * n_classes))), non_finite)
+    if rows.size < n:
+        subset = X.tocsr()[rows] if sp.issparse(X) else _safe_indexing(X, rows)
+        try:
+            _probe(estimator, subset, n_classes)
+            return
+        except Exception:  # noqa: BLE001 - the fit on all rows decides
+            pass
+    _probe(estimator, X, n_classes)
+
+
+def _probe(estimator, X, n_classes):
+    n = X.shape[0] if hasattr(X, "shape") else len(X)
+    y = np.arange(n) % n_classes
     if not is_classifier(estimator):
         y = y.astype(np.float64)
     clone(estimator).fit(X, y)
