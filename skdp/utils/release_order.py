@@ -15,6 +15,7 @@ import inspect
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, clone, is_classifier
+from sklearn.pipeline import Pipeline
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array
@@ -200,6 +201,16 @@ def _probe(estimator, X, n_classes):
     y = np.arange(n) % n_classes
     if not is_classifier(estimator):
         y = y.astype(np.float64)
+    if isinstance(estimator, Pipeline) and len(estimator.steps) > 1:
+        # the transformers are fitted; the last step is checked on what they
+        # output by its own tags (probed in turn only if they refuse it), so a
+        # learner is not fitted on dummy labels when its input is clean (it
+        # could warn about a fit that does not exist)
+        Xt = clone(estimator[:-1]).fit_transform(X, y)
+        last = estimator.steps[-1][1]
+        if last is not None and not (isinstance(last, str) and last == "passthrough"):
+            check_inner_accepts(last, Xt, n_classes)
+        return
     clone(estimator).fit(X, y)
 
 
