@@ -110,6 +110,24 @@ CASES = [
         r"unexpected fit parameter\(s\) \['sample_weight'\]",
     ),
     (
+        "bounds-estimator inner ridge leaving no room for noise",
+        lambda X, y, yr: PrivateBoundsEstimator(
+            OPLogisticRegression(alpha=1e-3, classes=[0, 1])
+        ).fit(X, y),
+        _data,
+        ValueError,
+        "leaves no room for noise",
+    ),
+    (
+        "bounds-estimator one class for an inner that infers them",
+        lambda X, y, yr: PrivateBoundsEstimator(OPLogisticRegression()).fit(
+            X, np.zeros(N, dtype=int)
+        ),
+        _data,
+        ValueError,
+        "needs 2 classes; got 1 class",
+    ),
+    (
         "vertical regressor string column",
         lambda X, y, yr: VerticalFMRegressor(bounds_X=(-1, 1), bounds_y=(-1, 1)).fit(
             X, yr

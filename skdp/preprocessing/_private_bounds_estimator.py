@@ -192,7 +192,7 @@ class PrivateBoundsEstimator(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstima
         # every check, the inner estimator's too, before the ranges' spend
         epsilon = self._check_estimator()
         share = float(self.bounds_budget_share)
-        check_inner_params(
+        inner = check_inner_params(
             self.estimator, epsilon=epsilon * (1.0 - share), bounds_X=(-1.0, 1.0)
         )
         check_fit_params(self.estimator, fit_params)
@@ -200,6 +200,11 @@ class PrivateBoundsEstimator(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstima
         X, y = validate_data(self, X, y, ensure_min_samples=2)
         X = as_numeric(X)
         check_classes_cover(self.estimator, y)
+        if hasattr(inner, "_check_release"):
+            # what the inner fit refuses before its own spend (only the shape
+            # of X is read: the clone declares bounds_X=(-1, 1)); at the least
+            # epsilon it can get, the check that passes there passes above
+            inner._check_release(X, y)
         d = X.shape[1]
         envelope = None
         if self.envelope is not None:
