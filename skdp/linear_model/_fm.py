@@ -22,6 +22,7 @@ from skdp._fm.unit_scaler import UnitScaler as _UnitScaler
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.preprocessing import schema_bounds
 from skdp.utils import noise_generator
+from skdp.utils.release_order import as_numeric
 from skdp.utils.sklearn_compat import (
     fit_context,
     get_feature_names,
@@ -323,10 +324,14 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
             y_numeric=self._objective == "squared",
             ensure_min_samples=2,
         )
+        # numbers before any spend: a string (categorical) column fails here
+        X = as_numeric(X)
         rng = noise_generator(self.random_state)
         for attr in ("_stats", "_rng", "bounds_privacy_spent_", "_bounds_epsilon"):
             self.__dict__.pop(attr, None)
         y = self._prepare_y(y, first_call=True)
+        # refused before the ranges' release spends (checked again at the release)
+        self._check_refinement((X, y))
         released = result = scaler = None
         if any(self._private_bounds_parts()):
             # a release of its own (recorded), drawn before the statistics' noise
@@ -384,6 +389,7 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
             X, y = validate_data(
                 self, X, y, reset=(i == 0), y_numeric=self._objective == "squared"
             )
+            X = as_numeric(X)
             y = self._prepare_y(y, first_call=(i == 0))
             if i == 0:
                 domain = self._resolve_domain(X.shape[1], X, y)
@@ -401,6 +407,7 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
         X, y = validate_data(
             self, X, y, reset=first, y_numeric=self._objective == "squared"
         )
+        X = as_numeric(X)
         y = self._prepare_y(y, first_call=first, classes=classes)
         if first:
             self._domain = self._resolve_domain(X.shape[1], X, y)

@@ -521,6 +521,22 @@ class OPLogisticRegression(
             return PrivacyBudget(math.inf, 0.0)
         return PrivacyBudget(self.epsilon, float(self.delta))
 
+    def _check_release(self, X, y):
+        """Raise what ``fit(X, y)`` would refuse before its spend, from the
+        parameters, the labels and the shape of ``X`` (the declared domain's
+        calibration: a ridge whose Jacobian term uses up ``epsilon``); sets
+        nothing, warns nothing. Called on a configured clone by a
+        meta-estimator that releases something before it fits this estimator
+        (:class:`~skdp.preprocessing.PrivateBoundsEstimator`), so that a fit
+        that would fail leaves nothing recorded."""
+        if self.classes is not None:
+            classes = self._declared_classes()
+        else:
+            classes = self._check_two(np.unique(np.asarray(y)), "y")
+        domain = op_domain(self._resolve_declared_domain(X.shape[1], X, y))
+        problem = op_problem(domain, X.shape[0], len(classes), self.epsilon)
+        calibrate(problem, self.epsilon, float(self.delta), self.alpha)
+
     @fit_context(prefer_skip_nested_validation=True)
     @atomic_fit
     def fit(self, X, y):

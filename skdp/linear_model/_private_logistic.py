@@ -269,6 +269,23 @@ class PrivateLogisticRegression(ClassifierMixin, BudgetTrackingMixin, BaseEstima
             X.shape[0], X.shape[1], n_classes, self.epsilon, self.delta, **kwargs
         )
 
+    def _check_release(self, X, y):
+        """Raise what ``fit(X, y)`` would refuse before its spend (the chosen
+        estimator's own ``_check_release``); for a meta-estimator that
+        releases something before it fits this one."""
+        check_classification_targets(y)
+        if self.classes is not None:
+            n_classes = np.unique(np.asarray(self.classes)).size
+        else:
+            n_classes = np.unique(y).size
+        method = self.method
+        if method == "auto":
+            rho = self._noise_level(X, max(n_classes, 2))
+            method = "op" if rho <= AUTO_THRESHOLD else "fm"
+        check = getattr(self._make(method), "_check_release", None)
+        if check is not None:
+            check(X, y)
+
     @fit_context(prefer_skip_nested_validation=True)
     @atomic_fit
     def fit(self, X, y):

@@ -161,6 +161,16 @@ def check_labels(y, classes):
     return y, classes_, CategoryCodec(classes_)
 
 
+def check_encodable(values, codec, name):
+    """Raise ``codec``'s error for any of ``values`` outside its categories.
+
+    Block by block, nothing kept: a release checks its values with this before
+    it records its spend, so that it cannot fail half way through its draws.
+    """
+    for start in range(0, values.size, CHUNK_SIZE):
+        codec.encode(values[start : start + CHUNK_SIZE], name)
+
+
 def map_chunks(values, func, out=None):
     """Apply ``func`` to consecutive blocks of ``values`` (1-D).
 

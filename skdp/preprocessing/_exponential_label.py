@@ -211,6 +211,10 @@ class ExponentialLabelRelease(BudgetTrackingMixin, BaseEstimator):
     0.213
     """
 
+    # the noise description fit_resample always sets (PrivateLabelClassifier
+    # checks before the release that its learner will get one)
+    _noise_description = ("label_matrix_", "label_likelihood_")
+
     _parameter_constraints: dict = {
         "epsilon": [Interval(numbers.Real, 0, np.inf, closed="right")],
         "classes": [None, "array-like"],
@@ -258,17 +262,18 @@ class ExponentialLabelRelease(BudgetTrackingMixin, BaseEstimator):
         """
         self._validate_params()
         y_values, codec = self._fit(X, y)
-        rng = noise_generator(self.random_state)
         codes = codec.encode(y_values, "y")
-        released = two_step_release(codes, self.classes_.size, self.epsilon_, rng)
-        y_new = codec.decode(released, y_values.dtype)
-        self._released_codes = released.astype(
-            np.min_scalar_type(self.classes_.size - 1), copy=False
-        )
+        # validated, then the spend is recorded (and a cap enforced), then drawn
         record_spend(
             self.privacy_spent_,
             f"{type(self).__name__}.fit_resample",
             mechanism=RandomizedResponseEvent(self.epsilon_ / 2, self.classes_.size),
+        )
+        rng = noise_generator(self.random_state)
+        released = two_step_release(codes, self.classes_.size, self.epsilon_, rng)
+        y_new = codec.decode(released, y_values.dtype)
+        self._released_codes = released.astype(
+            np.min_scalar_type(self.classes_.size - 1), copy=False
         )
         return X, as_output_labels(y, y_new)
 

@@ -16,6 +16,12 @@ from skdp.accounting import BudgetTrackingMixin
 from skdp.preprocessing._private_bounds import private_bounds, schema_bounds
 from skdp.utils import check_bounds, noise_generator
 from skdp.utils.atomic_fit import atomic_fit
+from skdp.utils.release_order import (
+    as_numeric,
+    check_classes_cover,
+    check_fit_params,
+    check_inner_params,
+)
 from skdp.utils.sklearn_compat import (
     RANDOM_STATE,
     HasMethods,
@@ -189,16 +195,28 @@ class PrivateBoundsEstimator(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstima
         -------
         self
         """
+        # every check, the inner estimator's too, before the ranges' spend
         epsilon = self._check_estimator()
+        share = float(self.bounds_budget_share)
+        inner = check_inner_params(
+            self.estimator, epsilon=epsilon * (1.0 - share), bounds_X=(-1.0, 1.0)
+        )
+        check_fit_params(self.estimator, fit_params)
         schema = schema_bounds(X)
         X, y = validate_data(self, X, y, ensure_min_samples=2)
+        X = as_numeric(X)
+        check_classes_cover(self.estimator, y)
+        if hasattr(inner, "_check_release"):
+            # what the inner fit refuses before its own spend (only the shape
+            # of X is read: the clone declares bounds_X=(-1, 1)); at the least
+            # epsilon it can get, the check that passes there passes above
+            inner._check_release(X, y)
         d = X.shape[1]
         envelope = None
         if self.envelope is not None:
             lower, upper = check_bounds(self.envelope, d, name="envelope")
             envelope = {j: (lower[j], upper[j]) for j in range(d)}
         names = getattr(self, "feature_names_in_", None)
-        share = float(self.bounds_budget_share)
         result = private_bounds(
             X,
             epsilon=epsilon * share,

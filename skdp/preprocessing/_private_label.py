@@ -22,7 +22,8 @@ from skdp.preprocessing._label_base import (
     likelihood_param,
 )
 from skdp.utils.atomic_fit import atomic_fit
-from skdp.utils.sklearn_compat import HasMethods, fit_context
+from skdp.utils.release_order import check_fit_params, check_inner_accepts
+from skdp.utils.sklearn_compat import HasMethods, fit_context, validate_params_deep
 
 
 def _inner_has(attr):
@@ -34,6 +35,16 @@ def _inner_has(attr):
         return True
 
     return check
+
+
+def _n_declared(classes, privatizer):
+    """The number of declared classes (of the wrapper or the privatizer), for
+    a probe's public labels; 2 when none is declared."""
+    if classes is None:
+        classes = privatizer.get_params(deep=False).get("classes")
+    if classes is None:
+        return 2
+    return max(np.unique(np.asarray(classes)).size, 2)
 
 
 def _transition_matrix_keys(estimator):
@@ -251,6 +262,14 @@ class PrivateLabelClassifier(
         unset, user_set = _transition_matrix_keys(estimator)
         param = likelihood_param(estimator, routing)
         privatizer = clone(self.privatizer)
+        # the learner's own checks (parameters, fit parameters, what X holds)
+        # before the privatizer spends: the learner is fitted after the release
+        validate_params_deep(clone(estimator))
+        if not routing:
+            check_fit_params(estimator, fit_params)
+        if privatizer.get_params(deep=False).get("columns") is None:
+            # the probe may read X only where X is public (labels-only release)
+            check_inner_accepts(estimator, X, _n_declared(self.classes, privatizer))
         if self.classes is not None:
             declare_on_privatizer(
                 privatizer,
@@ -259,6 +278,16 @@ class PrivateLabelClassifier(
                 list,
                 lambda a, b: np.array_equal(np.asarray(a), np.asarray(b)),
             )
+        described = getattr(privatizer, "_noise_description", None)
+        if self.pass_transition_matrix and described is not None:
+            # a skdp privatizer says which description it sets: refuse a
+            # learner that would get none before the release, not after
+            gets_matrix = bool(unset) and "label_matrix_" in described
+            gets_likelihood = (
+                param is not None and not user_set and "label_likelihood_" in described
+            )
+            if not (gets_matrix or gets_likelihood):
+                self._refuse_uncorrected(estimator, unset, privatizer)
         X_private, y_private = privatizer.fit_resample(X, y)
         passed = likelihood = None
         if self.pass_transition_matrix:

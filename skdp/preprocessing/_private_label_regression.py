@@ -17,7 +17,8 @@ from skdp.preprocessing._label_base import (
 )
 from skdp.preprocessing._regression_label_release import RegressionLabelRelease
 from skdp.utils.atomic_fit import atomic_fit
-from skdp.utils.sklearn_compat import HasMethods, fit_context
+from skdp.utils.release_order import check_fit_params, check_inner_accepts
+from skdp.utils.sklearn_compat import HasMethods, fit_context, validate_params_deep
 
 __all__ = ["PrivateLabelRegressor"]
 
@@ -126,7 +127,8 @@ class PrivateLabelRegressor(
         -------
         self
         """
-        if get_config()["enable_metadata_routing"]:
+        routing = get_config()["enable_metadata_routing"]
+        if routing:
             fit_params = process_routing(self, "fit", **fit_params).estimator.fit
         privatizer = (
             RegressionLabelRelease()
@@ -141,8 +143,14 @@ class PrivateLabelRegressor(
                 tuple,
                 lambda a, b: tuple(a) == tuple(b),
             )
-        X_private, y_private = privatizer.fit_resample(X, y)
         estimator = clone(self.estimator)
+        # the learner's own checks (parameters, fit parameters, what X holds)
+        # before the privatizer spends: the learner is fitted after the release
+        validate_params_deep(clone(estimator))
+        if not routing:
+            check_fit_params(estimator, fit_params)
+        check_inner_accepts(estimator, X)
+        X_private, y_private = privatizer.fit_resample(X, y)
         estimator.fit(X_private, y_private, **fit_params)
         self.privatizer_ = privatizer
         self.estimator_ = estimator

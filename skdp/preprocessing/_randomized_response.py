@@ -21,6 +21,7 @@ from skdp.preprocessing._categorical import (
     CategoryCodec,
     as_output_labels,
     check_declared_categories,
+    check_encodable,
     check_labels,
     check_no_missing,
     column_values,
@@ -231,6 +232,10 @@ class RandomizedResponse(
     (True, 1.0)
     """
 
+    # the noise description fit_resample always sets (PrivateLabelClassifier
+    # checks before the release that its learner will get one)
+    _noise_description = ("label_matrix_", "label_likelihood_")
+
     _parameter_constraints: dict = {
         "epsilon": [Interval(numbers.Real, 0, np.inf, closed="right"), list, dict],
         "columns": [None, StrOptions({"all"}), "array-like"],
@@ -295,13 +300,15 @@ class RandomizedResponse(
         """
         check_is_fitted(self, "columns_")
         X = self._validate_X(X, reset=False)
-        rng = noise_generator(self.random_state)
-        out = self._randomize_columns(X, rng)
+        self._check_columns(X)
+        # validated, then the spend is recorded (and a cap enforced), then drawn
         record_spend(
             PrivacyBudget(float(np.sum(self.epsilons_))),
             f"{type(self).__name__}.transform",
             mechanism=self.mechanisms_,
         )
+        rng = noise_generator(self.random_state)
+        out = self._randomize_columns(X, rng)
         return wrap_transform_output(self, out, X)
 
     def set_output(self, *, transform=None):
@@ -365,15 +372,19 @@ class RandomizedResponse(
             float(np.sum(self.epsilons_)) + self.label_epsilon_
         )
 
-        rng = noise_generator(self.random_state)
-        X_out = self._randomize_columns(X_checked, rng) if self.columns_.size else X
-        y_new = randomize_values(y_values, codec, self.label_mechanism_, rng, "y")
-        self._released_codes = released_codes(codec, y_new, self.classes_.size)
+        # the columns were checked against their categories by _fit_columns;
+        # the labels are checked here, so the release cannot fail half way
+        check_encodable(y_values, codec, "y")
+        # validated, then the spend is recorded (and a cap enforced), then drawn
         record_spend(
             self.privacy_spent_,
             f"{type(self).__name__}.fit_resample",
             mechanism=[self.label_mechanism_, *self.mechanisms_],
         )
+        rng = noise_generator(self.random_state)
+        X_out = self._randomize_columns(X_checked, rng) if self.columns_.size else X
+        y_new = randomize_values(y_values, codec, self.label_mechanism_, rng, "y")
+        self._released_codes = released_codes(codec, y_new, self.classes_.size)
         return X_out, as_output_labels(y, y_new)
 
     @property
@@ -575,6 +586,15 @@ class RandomizedResponse(
                 "`label_epsilon`."
             )
         return check_epsilon(self.epsilon)
+
+    def _check_columns(self, X):
+        """Every randomized column present and inside its categories (before
+        the spend of a transform)."""
+        for j, pos in enumerate(self.columns_):
+            name = self._column_name(pos)
+            values = column_values(X, pos)
+            check_no_missing(values, f"X {name}")
+            check_encodable(values, CategoryCodec(self.categories_[j]), f"X {name}")
 
     def _randomize_columns(self, X, rng):
         frame = is_dataframe(X)

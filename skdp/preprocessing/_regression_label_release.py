@@ -395,22 +395,17 @@ class RegressionLabelRelease(NoReleaseFitMixin, BudgetTrackingMixin, BaseEstimat
             record_spend(self.privacy_spent_, f"{type(self).__name__}.fit_resample")
             return X, as_output_labels(y, y_clipped)
 
-        # the labels' noise and the prior's have independent streams; by the
-        # seed policy two releases never share them (reproducible noise is an
-        # opt-in, and then two releases with one seed cancel: it warns)
-        prior_rng, rng = (
-            NoiseGenerator(np.random.PCG64(seed))
-            for seed in noise_generator(self.random_state).integers(2**63, size=2)
-        )
         if self.mechanism in ("laplace", "gaussian"):
             self.label_epsilon_ = epsilon
             mechanism = self._additive(self.mechanism, epsilon, delta)
+            # recorded (and a cap enforced) before anything is drawn
             record_spend(
                 self.privacy_spent_,
                 f"{type(self).__name__}.fit_resample",
                 mechanism=mechanism,
             )
             self.mechanism_ = self.mechanism
+            _, rng = self._streams()
             released = mechanism.randomize(y_clipped, random_state=rng)
             return X, as_output_labels(y, released)
 
@@ -433,6 +428,7 @@ class RegressionLabelRelease(NoReleaseFitMixin, BudgetTrackingMixin, BaseEstimat
             f"{type(self).__name__}.fit_resample",
             mechanism=events,
         )
+        prior_rng, rng = self._streams()
         self.prior_edges_ = np.linspace(lo, hi, cells + 1)
         self.prior_, cautious, pooled = self._prior(y_clipped, cells, prior_rng)
         channel, points, mass = self._bins(cautious, self.label_epsilon_)
@@ -461,6 +457,18 @@ class RegressionLabelRelease(NoReleaseFitMixin, BudgetTrackingMixin, BaseEstimat
         return X, as_output_labels(y, released)
 
     # ---------------------------------------------------------------- helpers
+    def _streams(self):
+        """``(prior_rng, rng)``: the prior's and the labels' noise streams.
+
+        Independent streams; by the seed policy two releases never share them
+        (reproducible noise is an opt-in, and then two releases with one seed
+        cancel: it warns). Made after the spend is recorded.
+        """
+        return tuple(
+            NoiseGenerator(np.random.PCG64(seed))
+            for seed in noise_generator(self.random_state).integers(2**63, size=2)
+        )
+
     def _check_inputs(self, X, y):
         X_checked = validate_features(self, X)  # counted, not read
         y_values = column_or_1d(y, warn=True)

@@ -20,10 +20,12 @@ from skdp.preprocessing._label_base import (
 )
 from skdp.utils import check_epsilon, noise_generator
 from skdp.utils.atomic_fit import atomic_fit
+from skdp.utils.release_order import check_inner_accepts
 from skdp.utils.sklearn_compat import (
     RANDOM_STATE,
     HasMethods,
     Interval,
+    validate_params_deep,
 )
 
 __all__ = [
@@ -330,6 +332,10 @@ class RandomizedResponseWithPrior(
     (1797, 10)
     """
 
+    # the noise description fit_resample always sets (PrivateLabelClassifier
+    # checks before the release that its learner will get one)
+    _noise_description = ("label_likelihood_",)
+
     _parameter_constraints: dict = {
         "epsilon": [Interval(numbers.Real, 0, np.inf, closed="right")],
         "prior_estimator": [None, HasMethods(["fit", "predict_proba"])],
@@ -376,6 +382,12 @@ class RandomizedResponseWithPrior(
         X_checked, y_values, codec = self._check_inputs(X, y)
         codes = codec.encode(y_values, "y").astype(np.int64)
         n, n_classes = codes.size, self.classes_.size
+        if shares.size > 1 and not math.isinf(epsilon):
+            # the prior estimator's own checks, before the spend (it is
+            # fitted only after the first stage's release)
+            prior_estimator = self._prior_template()
+            validate_params_deep(clone(prior_estimator))
+            check_inner_accepts(prior_estimator, X_checked, n_classes)
         self.privacy_spent_ = PrivacyBudget(epsilon)
         # the spend is recorded (and a cap enforced) before anything is drawn
         record_spend(self.privacy_spent_, f"{type(self).__name__}.fit_resample")
@@ -431,15 +443,17 @@ class RandomizedResponseWithPrior(
             )
         return shares / shares.sum()
 
+    def _prior_template(self):
+        """The prior estimator (unfitted; cloned before each fit)."""
+        if self.prior_estimator is None:
+            return LogisticRegression(C=1.0, max_iter=1000)
+        return self.prior_estimator
+
     def _fit_prior(self, X, released, likelihood, seen):
         """The prior estimator fitted on earlier stages (None: too few labels)."""
         if np.unique(released[seen]).size < 2:
             return None  # a classifier needs two classes; keep the uniform prior
-        estimator = (
-            LogisticRegression(C=1.0, max_iter=1000)
-            if self.prior_estimator is None
-            else clone(self.prior_estimator)
-        )
+        estimator = clone(self._prior_template())
         fit_params = {}
         param = likelihood_param(estimator, get_config()["enable_metadata_routing"])
         if param is not None:

@@ -10,6 +10,7 @@ imbalanced-learn does with its compat layer.
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn import get_config
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import (
     HasMethods,
@@ -33,6 +34,7 @@ __all__ = [
     "get_feature_names",
     "validate_data",
     "validate_params",
+    "validate_params_deep",
     "wrap_transform_output",
 ]
 
@@ -62,3 +64,21 @@ def wrap_transform_output(estimator, output, original_input):
 def get_feature_names(X):
     """Column names of ``X`` as an object array, or None (scikit-learn's rule)."""
     return _get_feature_names(X)
+
+
+def validate_params_deep(estimator):
+    """Validate ``estimator``'s parameters and those of every estimator nested
+    in them, as each one's ``fit`` would (scikit-learn's ``_validate_params``:
+    ``InvalidParameterError`` naming the parameter). Objects without parameter
+    constraints are skipped; nothing is validated under scikit-learn's
+    ``skip_parameter_validation`` config, as their fits would not either."""
+    if get_config().get("skip_parameter_validation", False):
+        return
+    objects = [estimator]
+    if hasattr(estimator, "get_params"):
+        objects += list(estimator.get_params(deep=True).values())
+    for obj in objects:
+        if isinstance(obj, type):
+            continue  # a class given as a parameter value
+        if hasattr(obj, "_parameter_constraints") and hasattr(obj, "_validate_params"):
+            obj._validate_params()

@@ -15,6 +15,7 @@ from skdp._fm.estimator import (
 )
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.utils import noise_generator
+from skdp.utils.release_order import as_numeric
 from skdp.utils.sklearn_compat import Interval, StrOptions, fit_context, validate_data
 from skdp.vertical import _protocol
 from skdp.vertical._partition import check_label_party, check_partition
@@ -76,6 +77,8 @@ class _VerticalFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstima
         X, y = validate_data(
             self, X, y, y_numeric=self._objective == "squared", ensure_min_samples=2
         )
+        # numbers before the spend: a string (categorical) column fails here
+        X = as_numeric(X)
         d = X.shape[1]
         partition = check_partition(
             self.partition,
