@@ -28,6 +28,7 @@ from skdp.linear_model import (
     LossCorrectedLogisticRegression,
     OPLogisticRegression,
 )
+from skdp.linear_model._op_solver import CertificateError
 from skdp.preprocessing import (
     ExponentialLabelRelease,
     PrivateBoundsEstimator,
@@ -117,6 +118,17 @@ CASES = [
         _data,
         ValueError,
         "leaves no room for noise",
+    ),
+    (
+        # the certificate's floor on the ridge is public: checked before the
+        # ranges' part is recorded (it raised after 10.0 was recorded)
+        "bounds-estimator inner ridge below the certificate's floor",
+        lambda X, y, yr: PrivateBoundsEstimator(
+            OPLogisticRegression(epsilon=50.0, alpha=1e-12, classes=[0, 1])
+        ).fit(X, y),
+        _data,
+        CertificateError,
+        "",
     ),
     (
         "bounds-estimator one class for an inner that infers them",

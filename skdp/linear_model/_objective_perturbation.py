@@ -534,8 +534,22 @@ class OPLogisticRegression(
         else:
             classes = self._check_two(np.unique(np.asarray(y)), "y")
         domain = op_domain(self._resolve_declared_domain(X.shape[1], X, y))
-        problem = op_problem(domain, X.shape[0], len(classes), self.epsilon)
-        calibrate(problem, self.epsilon, float(self.delta), self.alpha)
+        p = X.shape[1] + int(domain.fit_intercept)
+        self._calibration(domain, X.shape[0], p, len(classes))
+
+    def _calibration(self, domain, n, p, n_classes):
+        """``(problem, calibration)`` from public quantities, refusing what
+        cannot be released: the one pre-spend check of ``fit`` and
+        ``_check_release``. The automatic ridge is raised to the certificate's
+        floor, a given one below it is refused (``CertificateError``)."""
+        problem = op_problem(domain, n, n_classes, self.epsilon)
+        cal = calibrate(problem, self.epsilon, float(self.delta), self.alpha)
+        if not math.isinf(self.epsilon):
+            floor = certifiable_lambda(n, p, n_classes, problem.row_norm)
+            if self.alpha == "auto" and cal.lam < floor:
+                cal = calibrate(problem, self.epsilon, float(self.delta), floor)
+            check_certifiable(n, p, n_classes, problem.row_norm, cal.lam)
+        return problem, cal
 
     @fit_context(prefer_skip_nested_validation=True)
     @atomic_fit
@@ -562,16 +576,9 @@ class OPLogisticRegression(
             domain.intercept_scaling if domain.fit_intercept else None,
         )
         n, p = rows.n, rows.p
-        problem = op_problem(domain, n, C, self.epsilon)
         private = not math.isinf(self.epsilon)
-        cal = calibrate(problem, self.epsilon, float(self.delta), self.alpha)
-        if private:
-            # data-independent, before anything is spent: the automatic ridge
-            # is raised to the certificate's floor, a given one is refused
-            floor = certifiable_lambda(n, p, C, problem.row_norm)
-            if self.alpha == "auto" and cal.lam < floor:
-                cal = calibrate(problem, self.epsilon, float(self.delta), floor)
-            check_certifiable(n, p, C, problem.row_norm, cal.lam)
+        # data-independent, before anything is spent
+        problem, cal = self._calibration(domain, n, p, C)
         # the spend depends only on the parameters: a refused one stops the
         # release before any noise is drawn; after it nothing raises on a
         # data-dependent condition (Notes, No data-dependent failure)
