@@ -27,13 +27,13 @@ from skdp.preprocessing._rr_on_bins import (
     refine_prior,
 )
 from skdp.utils import (
-    NoiseGenerator,
     check_bounds,
     check_delta,
     check_epsilon,
     infer_bounds,
     noise_generator,
 )
+from skdp.utils._random import NoiseGenerator
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.sklearn_compat import (
     RANDOM_STATE,

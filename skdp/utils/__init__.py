@@ -1,7 +1,7 @@
 """Validation, random state and privacy-audit helpers."""
 
 from skdp.utils._audit import AuditResult, audit_mechanism, empirical_epsilon
-from skdp.utils._random import NoiseGenerator, check_random_state, noise_generator
+from skdp.utils._random import check_random_state, noise_generator
 from skdp.utils._validation import (
     check_bounds,
     check_data_norm,
@@ -17,7 +17,6 @@ from skdp.utils._validation import (
 
 __all__ = [
     "AuditResult",
-    "NoiseGenerator",
     "audit_mechanism",
     "check_bounds",
     "check_data_norm",

@@ -24,7 +24,7 @@ import numpy as np
 from skdp._config import _reproducible_noise
 from skdp.exceptions import ReproducibleNoiseWarning
 
-__all__ = ["NoiseGenerator", "check_random_state", "noise_generator"]
+__all__ = ["check_random_state", "noise_generator"]
 
 
 def check_random_state(seed):

@@ -28,7 +28,8 @@ from skdp.preprocessing import (
     RandomizedResponse,
     RegressionLabelRelease,
 )
-from skdp.utils import NoiseGenerator, noise_generator
+from skdp.utils import noise_generator
+from skdp.utils._random import NoiseGenerator
 
 DEFAULT = {"reproducible_noise": False}
 OPT_IN = {"reproducible_noise": True}
