@@ -193,3 +193,18 @@ def _private_label_regressors():
 
 
 INSTANCE_FACTORIES["PrivateLabelRegressor"] = _private_label_regressors
+
+
+# --- private pipelines: scaler and PCA (issue 37) ---
+def _private_standard_scalers():
+    from skdp.preprocessing import PrivateStandardScaler
+
+    # pure epsilon (default), the Gaussian release, and the means alone
+    return [
+        PrivateStandardScaler(),
+        PrivateStandardScaler(delta=1e-6),
+        PrivateStandardScaler(with_std=False),
+    ]
+
+
+INSTANCE_FACTORIES["PrivateStandardScaler"] = _private_standard_scalers
