@@ -208,3 +208,17 @@ def _private_standard_scalers():
 
 
 INSTANCE_FACTORIES["PrivateStandardScaler"] = _private_standard_scalers
+
+
+def _private_pcas():
+    from skdp.decomposition import PrivatePCA
+
+    # Laplace (default), Analyze Gauss, a row-norm bound without centring
+    return [
+        PrivatePCA(),
+        PrivatePCA(delta=1e-6),
+        PrivatePCA(2, data_norm=3.0, centering=False),
+    ]
+
+
+INSTANCE_FACTORIES["PrivatePCA"] = _private_pcas

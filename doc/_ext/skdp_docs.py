@@ -15,6 +15,7 @@ MODULE_ORDER = [
     "skdp.mechanisms",
     "skdp.linear_model",
     "skdp.preprocessing",
+    "skdp.decomposition",
     "skdp.vertical",
     "skdp.inspection",
     "skdp.datasets",
