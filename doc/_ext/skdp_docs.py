@@ -16,6 +16,7 @@ MODULE_ORDER = [
     "skdp.linear_model",
     "skdp.preprocessing",
     "skdp.decomposition",
+    "skdp.pipeline",
     "skdp.vertical",
     "skdp.inspection",
     "skdp.datasets",
