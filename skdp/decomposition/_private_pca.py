@@ -263,14 +263,14 @@ class PrivatePCA(
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_components_, n_features)
+    components_ : ndarray of shape (n_components, n_features)
         Principal axes (unit rows), by decreasing noisy eigenvalue; the sign of
         each makes its largest-magnitude entry positive.
-    explained_variance_ : ndarray of shape (n_components_,)
+    explained_variance_ : ndarray of shape (n_components,)
         Noisy eigenvalues of the covariance (divided by ``n - 1``), floored at 0.
-    explained_variance_ratio_ : ndarray of shape (n_components_,)
+    explained_variance_ratio_ : ndarray of shape (n_components,)
         ``explained_variance_`` over the sum of all floored eigenvalues.
-    singular_values_ : ndarray of shape (n_components_,)
+    singular_values_ : ndarray of shape (n_components,)
         ``sqrt((n - 1) explained_variance_)``.
     noise_variance_ : float
         Mean of the floored eigenvalues not kept (0 if all are kept).
@@ -523,7 +523,7 @@ class PrivatePCA(
 
         Returns
         -------
-        X_new : ndarray of shape (n_samples, n_components_)
+        X_new : ndarray of shape (n_samples, n_components)
         """
         check_is_fitted(self, "components_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
@@ -534,7 +534,7 @@ class PrivatePCA(
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_components_)
+        X : array-like of shape (n_samples, n_components)
 
         Returns
         -------
