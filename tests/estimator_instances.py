@@ -222,3 +222,16 @@ def _private_pcas():
 
 
 INSTANCE_FACTORIES["PrivatePCA"] = _private_pcas
+
+
+def _private_min_max_scalers():
+    from skdp.preprocessing import PrivateMinMaxScaler
+
+    # over the scale-free grid (default) and inside declared ranges, clipped
+    return [
+        PrivateMinMaxScaler(),
+        PrivateMinMaxScaler(bounds_X=(-100, 100), feature_range=(-1, 1), clip=True),
+    ]
+
+
+INSTANCE_FACTORIES["PrivateMinMaxScaler"] = _private_min_max_scalers

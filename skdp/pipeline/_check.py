@@ -139,8 +139,10 @@ def check_privacy(estimator):
        itself: the method returns a :class:`~skdp.accounting.PrivacyBudget`
        (the step's fit was a release with that guarantee), the string
        ``"data-independent"`` (its fitted state does not depend on the rows), or
-       None (fitted without privacy). This is how an estimator from outside
-       skdp takes part in the check.
+       None (fitted without privacy); it raises
+       :class:`~sklearn.exceptions.NotFittedError` before ``fit``. This is how
+       an estimator from outside skdp takes part in the check (and how an skdp
+       estimator overrides the rules below).
     3. Not fitted (``check_is_fitted`` fails, for a step that needs fitting).
     4. A label privatizer (:class:`~skdp.preprocessing.PrivateLabelClassifier`,
        :class:`~skdp.preprocessing.PrivateLabelRegressor`): the labels are
@@ -221,7 +223,11 @@ def _check_step(name, est):
         return StepPrivacy(name, est, DATA_INDEPENDENT, None, f"{est!r}: no fit")
     declared = getattr(est, "__skdp_privacy__", None)
     if callable(declared):
-        return _declared(name, est, declared())
+        try:
+            value = declared()
+        except NotFittedError:
+            return StepPrivacy(name, est, NOT_FITTED, None, "fit it first")
+        return _declared(name, est, value)
     tags = _tags(est)
     needs_fit = tags is None or tags.requires_fit
     if needs_fit and not _is_fitted(est):

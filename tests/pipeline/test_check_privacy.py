@@ -32,6 +32,7 @@ from skdp.pipeline import (
 )
 from skdp.preprocessing import (
     PrivateLabelClassifier,
+    PrivateMinMaxScaler,
     PrivateStandardScaler,
     RandomizedResponse,
 )
@@ -205,6 +206,18 @@ def test_plain_sklearn_models_and_searches_are_not_private():
     assert {s.status for s in report.steps} == {NOT_PRIVATE}
     search = GridSearchCV(_op(), {"epsilon": [0.5, 1.0]}, cv=2).fit(X, y)
     assert check_privacy(search).steps[0].status == NOT_PRIVATE
+
+
+def test_min_max_scaler_without_ranges_is_private():
+    # its ranges are released over the public grid: it declares itself
+    X, y = _data(5000)
+    scaler = PrivateMinMaxScaler(epsilon=1.0)
+    assert check_privacy(scaler).steps[0].status == NOT_FITTED
+    report = check_privacy(make_pipeline(scaler, _op()).fit(X, y))
+    assert report.steps[0].status == PRIVATE
+    assert report.total == scaler.privacy_spent_ + PrivacyBudget(1.0)
+    exact = PrivateMinMaxScaler(epsilon=np.inf).fit(X)
+    assert check_privacy(exact).steps[0].status == NOT_PRIVATE
 
 
 class _Declared(TransformerMixin, BaseEstimator):
