@@ -419,3 +419,14 @@ def test_set_output_pandas():
 def test_bad_parameters_raise_clear_errors(params, error, match):
     with pytest.raises(error, match=match):
         PrivatePCA(**params).fit(_three_directions(50, d=4))
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-8])
+def test_seed_policy_same_seed_gives_different_noise_by_default(delta):
+    import skdp
+
+    X = _three_directions(500, d=4)
+    kw = {"epsilon": 1.0, "delta": delta, "bounds_X": (-2, 2), "random_state": 0}
+    with skdp.config_context(reproducible_noise=False):
+        fits = [PrivatePCA(2, **kw).fit(X) for _ in range(2)]
+    assert not np.array_equal(fits[0].mean_, fits[1].mean_)

@@ -131,3 +131,15 @@ def test_set_output_pandas():
 def test_bad_parameters_raise_clear_errors(params, match):
     with pytest.raises(ValueError, match=match):
         PrivateMinMaxScaler(**params).fit(_data(100))
+
+
+def test_seed_policy_same_seed_gives_different_noise_by_default():
+    import skdp
+
+    X = _data()
+    with skdp.config_context(reproducible_noise=False):
+        fits = [
+            PrivateMinMaxScaler(bounds_X=(-50, 50), random_state=0).fit(X)
+            for _ in range(2)
+        ]
+    assert not np.array_equal(fits[0].data_max_, fits[1].data_max_)

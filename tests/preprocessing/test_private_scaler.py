@@ -353,3 +353,15 @@ def test_transform_checks_the_number_of_features():
     est = PrivateStandardScaler(bounds_X=(0, 1), random_state=0).fit(_data())
     with pytest.raises(ValueError, match="features"):
         est.transform(np.zeros((2, 2)))
+
+
+def test_seed_policy_same_seed_gives_different_noise_by_default():
+    import skdp
+
+    X = _data()
+    with skdp.config_context(reproducible_noise=False):
+        fits = [
+            PrivateStandardScaler(bounds_X=(LOWER, UPPER), random_state=0).fit(X)
+            for _ in range(2)
+        ]
+    assert not np.array_equal(fits[0].mean_, fits[1].mean_)
