@@ -114,26 +114,39 @@ def gram_sensitivity(domain, scale, norm):
     ``z = -y`` direction, ``(a^2 + s^2)^2 + (b^2 + s^2)^2 - 2 (s^2 - a b)^2``
     increases in ``a`` and ``b``: ``8 R^2 s^2``, i.e. ``2 sqrt(2) R s``.
 
-    **L1 of the upper triangle** (entries ``i <= j``, corner excluded). An
-    off-diagonal entry changes by ``|z_i z_j - y_i y_j| <= |z_i z_j| + |y_i
-    y_j|``, a diagonal one by ``|z_i^2 - y_i^2| <= max(z_i^2, y_i^2)``.
-    Box ``|z_j| <= r_j`` (and ``r_{d+1} = s``): the total is at most
-    ``2 sum_{i<j} r_i r_j + sum_{i<=d} r_i^2 = (||r||_1 + s)^2 - s^2``.
-    Norm ``||z|| <= R``: the off-diagonal block sums to at most
-    ``(||z||_1^2 - ||z||^2)/2 + (||y||_1^2 - ||y||^2)/2 <= (d - 1) R^2``, the
-    diagonal to ``||z||^2 + ||y||^2 <= 2 R^2``, the column to
-    ``s (||z||_1 + ||y||_1) <= 2 s sqrt(d) R``: ``(d + 1) R^2 + 2 s sqrt(d) R``.
-    With both, the smaller bound holds.
+    **L1 of the upper triangle** (entries ``i <= j``, corner excluded). With
+    ``a_i = |z_i - y_i|`` and ``b_i = |z_i + y_i|``, the identity
+    ``z_i z_j - y_i y_j = ((z_i - y_i)(z_j + y_j) + (z_i + y_i)(z_j - y_j)) / 2``
+    bounds an off-diagonal change by ``(a_i b_j + b_i a_j) / 2``; a diagonal
+    one is exactly ``|z_i^2 - y_i^2| = a_i b_i``, a column one ``s a_i``. With
+    ``A = sum a_i``, ``B = sum b_i`` (``sum_{i<j} (a_i b_j + b_i a_j) = A B -
+    sum a_i b_i``) the total is at most ``A B / 2 + sum_i a_i b_i / 2 + s A``.
+    Now ``a_i + b_i = 2 m_i`` with ``m_i = max(|z_i|, |y_i|)``, so with ``M =
+    sum m_i``: ``B <= 2 M - A``, ``a_i b_i <= m_i^2``, and ``A (2 M - A) / 2 +
+    s A <= (M + s)^2 / 2`` (a concave quadratic in ``A``; at its vertex ``A = M
+    + s`` if ``s <= M``, else at ``A = 2 M``, where ``2 M s <= (M + s)^2 / 2``).
+    Hence ``Delta_1 <= (M + s)^2 / 2 + sum_i m_i^2 / 2``.
+
+    - Box ``|z_i| <= r_i``: ``m_i <= r_i``, ``Delta_1 = (||r||_1 + s)^2 / 2 +
+      ||r||_2^2 / 2`` (half the naive ``(||r||_1 + s)^2 - s^2``, which adds
+      ``|z_i z_j| + |y_i y_j|`` entry by entry).
+    - Norm ``||z|| <= R``: ``sum m_i^2 <= ||z||^2 + ||y||^2 <= 2 R^2`` and
+      ``M <= sqrt(d) sqrt(sum m_i^2) <= sqrt(2 d) R``: ``Delta_1 = (sqrt(2 d) R
+      + s)^2 / 2 + R^2``.
+
+    With both, the smaller bound holds. Neither is attained in general (the
+    tests compare them with brute force on tiny data).
     """
     R, s, d = domain.row_norm, float(scale), domain.n_features
     if norm == "fro":
         if s <= R:
             return math.sqrt(2.0) * (R**2 + s**2)
         return 2.0 * math.sqrt(2.0) * R * s
-    bound = (d + 1) * R**2 + 2 * s * math.sqrt(d) * R
+    bound = (math.sqrt(2 * d) * R + s) ** 2 / 2 + R**2
     if domain.half_widths is not None:
-        l1 = float(np.sum(domain.half_widths))
-        bound = min(bound, (l1 + s) ** 2 - s**2)
+        r = domain.half_widths
+        box = (float(np.sum(r)) + s) ** 2 / 2 + float(np.sum(r**2)) / 2
+        bound = min(bound, box)
     return bound
 
 
@@ -312,9 +325,9 @@ class PrivatePCA(
       too; the isometric form halves that variance at the same guarantee.
     - Laplace (``delta = 0``): independent Laplace noise (skdp's lattice
       sampler) on each entry ``i <= j`` of the upper triangle, mirrored below,
-      with scale ``Delta_1 / epsilon``; ``Delta_1 = (||r||_1 + s)^2 - s^2`` for a
-      box with half-widths ``r``, ``(d + 1) R^2 + 2 s sqrt(d) R`` for a row-norm
-      bound.
+      with scale ``Delta_1 / epsilon``; ``Delta_1 = ((||r||_1 + s)^2 +
+      ||r||_2^2) / 2`` for a box with half-widths ``r``, ``(sqrt(2 d) R + s)^2 /
+      2 + R^2`` for a row-norm bound (:func:`gram_sensitivity`).
 
     **Centring through the same release.** The last column of the noisy ``G``
     is ``s sum_i z_i`` plus noise, so ``mu = column / (s n)`` is the private
@@ -338,10 +351,12 @@ class PrivatePCA(
     to scikit-learn's PCA.
 
     **Utility** (``tests/decomposition/test_private_pca.py``): on data with three
-    strong directions in ``d = 20``, the top-3 private components capture at
-    least 90% of the variance the non-private ones capture at ``epsilon = 1``
-    with box ranges from ``n = 10^5`` rows and with ``data_norm=1`` from
-    ``n = 10^4`` rows.
+    strong directions in ``d = 20``, at ``epsilon = 1`` and ``delta = 1/n^2``,
+    the top-3 private components capture at least 90% of the variance the
+    non-private ones capture (measured: 98-99.5%) with box ranges from ``n =
+    10^5`` rows and with ``data_norm=1`` from ``n = 10^4`` rows. The pure
+    epsilon variant (``delta = 0``) measured 84-97% (median 94%) and 52-83%
+    (median 67%) there: its L1 sensitivity grows like ``d R^2``.
 
     References
     ----------

@@ -137,7 +137,7 @@ def test_row_norm_domain_sensitivities_by_brute_force():
             assert l2 == pytest.approx(claimed, rel=1e-12)  # attained
         else:
             claimed = gram_sensitivity(domain, s, "l1")
-            assert claimed == pytest.approx(3 + 2 * s * math.sqrt(2))
+            assert claimed == pytest.approx((2 + s) ** 2 / 2 + 1)
             assert l1 <= claimed * (1 + 1e-12)  # a bound, not attained
     # without centring (s = 0): sqrt(2) R^2, attained by orthogonal rows
     l1, l2 = _brute_force(candidates, base, 0.0)
@@ -163,7 +163,7 @@ def test_box_domain_sensitivities_by_brute_force():
             assert l2 >= 0.85 * claimed  # the row-norm bound is close for a box
         else:
             claimed = gram_sensitivity(domain, s, "l1")
-            assert claimed == pytest.approx((3 + s) ** 2 - s**2)
+            assert claimed == pytest.approx(((3 + s) ** 2 + 5) / 2)
             assert l1 <= claimed * (1 + 1e-12)
 
 
