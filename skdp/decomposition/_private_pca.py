@@ -63,23 +63,27 @@ class GramDomain:
         return self.centre.shape[0]
 
 
-def gram_domain(lower=None, upper=None, data_norm=None, n_features=None):
+def gram_domain(lower=None, upper=None, data_norm=None, n_features=None, shift=True):
     """The :class:`GramDomain` of the declared box and/or row-norm bound.
 
-    Box only: rows are shifted by the box's midpoint (public, free), and
-    ``R = ||half-widths||_2``. With a row-norm bound ``data_norm`` (which bounds
-    ``||x||``, not ``||x - c||``), rows are not shifted: ``R = data_norm``, or
-    ``||max(|lower|, |upper|)||_2`` if a box is declared too and that is smaller.
+    Box only (and ``shift``): rows are shifted by the box's midpoint (public,
+    free), and ``R = ||half-widths||_2``. With a row-norm bound ``data_norm``
+    (which bounds ``||x||``, not ``||x - c||``), or without ``shift`` (no
+    centring: the Gram of the rows themselves), rows are not shifted: ``R`` is
+    ``data_norm``, or ``||max(|lower|, |upper|)||_2`` if a box is declared and
+    that is smaller.
     """
     if lower is None:
         centre = np.zeros(n_features)
         return GramDomain(centre, data_norm, None)
-    if data_norm is None:
+    if data_norm is None and shift:
         centre = (lower + upper) / 2
         half = (upper - lower) / 2
         return GramDomain(centre, float(np.linalg.norm(half)), half)
     reach = np.maximum(np.abs(lower), np.abs(upper))
-    norm = min(float(data_norm), float(np.linalg.norm(reach)))
+    norm = float(np.linalg.norm(reach))
+    if data_norm is not None:
+        norm = min(float(data_norm), norm)
     return GramDomain(np.zeros(lower.shape[0]), norm, reach)
 
 
@@ -312,8 +316,8 @@ class PrivatePCA(
     -----
     **Release.** With ``z_i = clip(x_i) - c`` and ``v_i = [z_i, s]``, the
     released statistic is the symmetric matrix ``G = sum_i v_i v_i^T`` without
-    its corner ``n s^2`` (public). ``c`` is the box midpoint (box only; with a
-    row-norm bound ``c = 0``).
+    its corner ``n s^2`` (public). ``c`` is the box midpoint (box only, with
+    centring; ``c = 0`` with a row-norm bound or without centring).
 
     - Gaussian (``delta > 0``): ``G + E`` with ``E = (W + W^T) / 2``, ``W`` i.i.d.
       ``N(0, sigma^2)``: diagonal noise ``sigma^2``, off-diagonal ``sigma^2 /
@@ -428,7 +432,7 @@ class PrivatePCA(
         else:
             self.bounds_ = None
         self.data_norm_ = None if self.data_norm is None else float(self.data_norm)
-        domain = gram_domain(lower, upper, self.data_norm_, d)
+        domain = gram_domain(lower, upper, self.data_norm_, d, shift=self.centering)
         return domain, lower, upper
 
     @fit_context(prefer_skip_nested_validation=True)

@@ -81,12 +81,17 @@ def test_infinite_epsilon_with_fewer_components_and_no_centring():
         ours.components_ * signs[:, None], ref.components_, atol=1e-8
     )
     np.testing.assert_allclose(ours.noise_variance_, ref.noise_variance_, atol=1e-8)
-    # no centring: the right singular vectors of the (uncentred) data
-    ours = PrivatePCA(2, epsilon=np.inf, centering=False, bounds_X=(-5, 5)).fit(X)
-    vt = np.linalg.svd(X, full_matrices=False)[2][:2]
-    signs = np.sign(np.sum(ours.components_ * vt, axis=1))
-    np.testing.assert_allclose(ours.components_ * signs[:, None], vt, atol=1e-8)
-    np.testing.assert_array_equal(ours.mean_, np.zeros(5))
+    # no centring: the right singular vectors of the (uncentred) data, also
+    # in a box that is not centred at 0 (no shift by its midpoint)
+    for bounds in [(-5, 5), (-2, 8)]:
+        ours = PrivatePCA(2, epsilon=np.inf, centering=False, bounds_X=bounds).fit(X)
+        vt = np.linalg.svd(X, full_matrices=False)[2][:2]
+        signs = np.sign(np.sum(ours.components_ * vt, axis=1))
+        np.testing.assert_allclose(ours.components_ * signs[:, None], vt, atol=1e-8)
+        np.testing.assert_array_equal(ours.mean_, np.zeros(5))
+        Xt = ours.transform(X)
+        np.testing.assert_allclose(Xt, X @ ours.components_.T, atol=1e-12)
+    assert ours.row_norm_ == pytest.approx(8 * math.sqrt(5))
 
 
 # --- exact: sensitivities by brute force -----------------------------------------
