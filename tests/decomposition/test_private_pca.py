@@ -276,7 +276,7 @@ def test_audit_gaussian_release_on_the_worst_pair():
     b = np.vstack([base, [math.cos(theta), math.sin(theta)]])
     res = _audit(mech, a, b, s, 200_000, seed=3)
     assert res.epsilon_lower_bound <= 1.0
-    assert res.epsilon_lower_bound > 0.5  # the pair is the worst case: 0.69 here
+    assert res.epsilon_lower_bound > 0.5  # the pair is the worst case: 0.72 here
 
 
 def test_audit_laplace_release():
@@ -299,6 +299,9 @@ def test_audit_laplace_release():
         mech, np.vstack([base, a_row]), np.vstack([base, b_row]), s, 200_000, 4
     )
     assert res.epsilon_lower_bound <= 1.0
+    # this pair changes the entries by 5.59 in L1 against the bound 6.11: the
+    # audit sees most of it (0.81 with this seed)
+    assert res.epsilon_lower_bound > 0.6
 
 
 # --- utility: the targets ------------------------------------------------
