@@ -193,3 +193,45 @@ def _private_label_regressors():
 
 
 INSTANCE_FACTORIES["PrivateLabelRegressor"] = _private_label_regressors
+
+
+# --- private pipelines: scaler and PCA (issue 37) ---
+def _private_standard_scalers():
+    from skdp.preprocessing import PrivateStandardScaler
+
+    # pure epsilon (default), the Gaussian release, and the means alone
+    return [
+        PrivateStandardScaler(),
+        PrivateStandardScaler(delta=1e-6),
+        PrivateStandardScaler(with_std=False),
+    ]
+
+
+INSTANCE_FACTORIES["PrivateStandardScaler"] = _private_standard_scalers
+
+
+def _private_pcas():
+    from skdp.decomposition import PrivatePCA
+
+    # Laplace (default), Analyze Gauss, a row-norm bound without centring
+    return [
+        PrivatePCA(),
+        PrivatePCA(delta=1e-6),
+        PrivatePCA(2, data_norm=3.0, centering=False),
+    ]
+
+
+INSTANCE_FACTORIES["PrivatePCA"] = _private_pcas
+
+
+def _private_min_max_scalers():
+    from skdp.preprocessing import PrivateMinMaxScaler
+
+    # over the scale-free grid (default) and inside declared ranges, clipped
+    return [
+        PrivateMinMaxScaler(),
+        PrivateMinMaxScaler(bounds_X=(-100, 100), feature_range=(-1, 1), clip=True),
+    ]
+
+
+INSTANCE_FACTORIES["PrivateMinMaxScaler"] = _private_min_max_scalers

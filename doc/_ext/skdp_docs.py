@@ -15,6 +15,8 @@ MODULE_ORDER = [
     "skdp.mechanisms",
     "skdp.linear_model",
     "skdp.preprocessing",
+    "skdp.decomposition",
+    "skdp.pipeline",
     "skdp.vertical",
     "skdp.inspection",
     "skdp.datasets",

@@ -5,7 +5,8 @@ release, RR-with-prior, label-private regression) and private per-feature ranges
 Labels are not y-transformers in scikit-learn, so label privatizers follow the
 sampler protocol ``fit_resample(X, y) -> (X, y_private)`` (imbalanced-learn
 style) and :class:`PrivateLabelClassifier` / :class:`PrivateLabelRegressor`
-privatize the labels inside ``fit``.
+privatize the labels inside ``fit``. :class:`PrivateStandardScaler` releases
+per-feature means and variances, :class:`PrivateMinMaxScaler` per-feature ranges.
 """
 
 from skdp.preprocessing._exponential_label import ExponentialLabelRelease
@@ -24,6 +25,8 @@ from skdp.preprocessing._private_bounds import (
 from skdp.preprocessing._private_bounds_estimator import PrivateBoundsEstimator
 from skdp.preprocessing._private_label import PrivateLabelClassifier
 from skdp.preprocessing._private_label_regression import PrivateLabelRegressor
+from skdp.preprocessing._private_minmax import PrivateMinMaxScaler
+from skdp.preprocessing._private_scaler import PrivateStandardScaler
 from skdp.preprocessing._randomized_response import RandomizedResponse
 from skdp.preprocessing._regression_label_release import RegressionLabelRelease
 from skdp.preprocessing._rr_with_prior import RandomizedResponseWithPrior
@@ -35,6 +38,8 @@ __all__ = [
     "PrivateBoundsWarning",
     "PrivateLabelClassifier",
     "PrivateLabelRegressor",
+    "PrivateMinMaxScaler",
+    "PrivateStandardScaler",
     "RandomizedResponse",
     "RandomizedResponseWithPrior",
     "RegressionLabelRelease",
