@@ -57,8 +57,9 @@ class PrivateBoundsEstimator(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstima
     Parameters
     ----------
     estimator : estimator with ``epsilon`` and ``bounds_X`` parameters
-        Fitted as a clone with ``epsilon`` less what the ranges spent (at
-        most ``epsilon * bounds_budget_share``) and
+        Fitted as a clone with ``epsilon`` less what the ranges recorded
+        (``epsilon * bounds_budget_share``, or nothing when no range is
+        estimated) and
         ``bounds_X=(-1, 1)``; its ``data_norm`` and ``max_nonzero`` (if any)
         must be unset (a norm bound in the user's units would not hold on the
         mapped features).
@@ -66,14 +67,17 @@ class PrivateBoundsEstimator(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstima
         Loose public ranges (scalars or arrays of length n_features, e.g. from
         documentation) that each range is released inside; the release keeps
         them where the budget cannot find tighter ones, or where a looseness
-        test finds the data fill half of one (then only the test's part is
-        spent and the estimator gets the rest). None: the scale-free
+        test finds the data fill half of one (then the rest of the range's
+        part is recorded but not used: how much is left depends on the
+        released test, so it is not handed to the estimator). None: the
+        scale-free
         grid of :func:`private_bounds` (no assumption on the units; warns
         where the budget per column is too small).
     public_bounds : dict or None, default=None
         ``{feature: (lower, upper)}``: ranges the schema gives (indicators,
         one-hot, ordinal codes), used as given at no cost, like a DataFrame's
-        boolean and numeric categorical columns.
+        boolean columns. A pandas categorical column's categories came from
+        the data: its range is released like any other unless listed here.
     bounds_budget_share : float in (0, 1), default=0.2
         The share of the estimator's ``epsilon`` spent on the ranges (the
         FM estimators' default and reason).
@@ -106,9 +110,10 @@ class PrivateBoundsEstimator(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstima
 
     Notes
     -----
-    **Privacy.** The ranges are ``eps_r``-DP with ``eps_r`` at most
-    ``bounds_budget_share * epsilon`` (:func:`private_bounds`; less when
-    envelopes are kept after their looseness test); given them, the map to
+    **Privacy.** The ranges are ``eps_r``-DP with ``eps_r`` the
+    ``bounds_budget_share * epsilon`` that :func:`private_bounds` records
+    before its first draw (an envelope kept after its looseness test leaves
+    part of it unused, never handed on); given them, the map to
     ``[-1, 1]`` is a public function applied to each row, so a row's change
     changes one mapped row, inside the box ``[-1, 1]^d`` the clone was told:
     its release is ``(epsilon - eps_r, delta)``-DP by the clone's own
