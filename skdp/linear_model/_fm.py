@@ -523,12 +523,8 @@ _COMMON_PARAMS_DOC = """
         declared unless asked.
     random_state : None, int, RandomState or Generator, default=None
         Source of the noise.
-        Under skdp's seed policy it seeds the noise only with the
-        reproducible-noise opt-in (``skdp.set_config(reproducible_noise=True)``;
-        every seeded release then warns with
-        :class:`~skdp.exceptions.ReproducibleNoiseWarning`); by default the noise
-        comes from fresh OS entropy whatever is passed, since a known seed is no
-        privacy."""
+        Seeds the noise only under the reproducible-noise opt-in
+        (:func:`skdp.set_config`); by default, fresh OS entropy."""
 
 _COMMON_ATTRS_DOC = """
     coef_ : ndarray of shape (n_features,)

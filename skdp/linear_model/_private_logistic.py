@@ -127,12 +127,8 @@ class PrivateLogisticRegression(ClassifierMixin, BudgetTrackingMixin, BaseEstima
         classes make a fit on data where one of them is absent still succeed.
     random_state : None, int, RandomState or Generator, default=None
         Source of the noise (passed to the fitted estimator).
-        Under skdp's seed policy it seeds the noise only with the
-        reproducible-noise opt-in (``skdp.set_config(reproducible_noise=True)``;
-        every seeded release then warns with
-        :class:`~skdp.exceptions.ReproducibleNoiseWarning`); by default the noise
-        comes from fresh OS entropy whatever is passed, since a known seed is no
-        privacy.
+        Seeds the noise only under the reproducible-noise opt-in
+        (:func:`skdp.set_config`); by default, fresh OS entropy.
 
     Attributes
     ----------

@@ -341,12 +341,8 @@ def private_bounds(
         Column names, when ``X`` is not a DataFrame.
     random_state : None, int, RandomState or Generator
         Source of the noise.
-        Under skdp's seed policy it seeds the noise only with the
-        reproducible-noise opt-in (``skdp.set_config(reproducible_noise=True)``;
-        every seeded release then warns with
-        :class:`~skdp.exceptions.ReproducibleNoiseWarning`); by default the noise
-        comes from fresh OS entropy whatever is passed, since a known seed is no
-        privacy.
+        Seeds the noise only under the reproducible-noise opt-in
+        (:func:`skdp.set_config`); by default, fresh OS entropy.
     source : str
         Who spends, for :func:`~skdp.accounting.track_budget`. The whole
         ``epsilon`` is recorded before the first draw (see Accounting).

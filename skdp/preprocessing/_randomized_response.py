@@ -131,12 +131,8 @@ class RandomizedResponse(
         :class:`~skdp.exceptions.PrivacyLeakWarning`.
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator
         Source of the noise.
-        Under skdp's seed policy it seeds the noise only with the
-        reproducible-noise opt-in (``skdp.set_config(reproducible_noise=True)``;
-        every seeded release then warns with
-        :class:`~skdp.exceptions.ReproducibleNoiseWarning`); by default the noise
-        comes from fresh OS entropy whatever is passed, since a known seed is no
-        privacy.
+        Seeds the noise only under the reproducible-noise opt-in
+        (:func:`skdp.set_config`); by default, fresh OS entropy.
         Under the opt-in an int makes every call reproducible (the same noise
         for the same data) and a Generator is advanced by each call.
 

@@ -245,12 +245,8 @@ class RandomizedResponseWithPrior(
         is released without noise).
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator
         Source of the stage split and of the noise (one generator per call).
-        Under skdp's seed policy it seeds the noise only with the
-        reproducible-noise opt-in (``skdp.set_config(reproducible_noise=True)``;
-        every seeded release then warns with
-        :class:`~skdp.exceptions.ReproducibleNoiseWarning`); by default the noise
-        comes from fresh OS entropy whatever is passed, since a known seed is no
-        privacy.
+        Seeds the noise only under the reproducible-noise opt-in
+        (:func:`skdp.set_config`); by default, fresh OS entropy.
 
     Attributes
     ----------

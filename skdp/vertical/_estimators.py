@@ -198,12 +198,8 @@ _PARAMS_DOC = """
         was handed.
     random_state : None, int, RandomState or Generator, default=None
         Source of the noise.
-        Under skdp's seed policy it seeds the noise only with the
-        reproducible-noise opt-in (``skdp.set_config(reproducible_noise=True)``;
-        every seeded release then warns with
-        :class:`~skdp.exceptions.ReproducibleNoiseWarning`); by default the noise
-        comes from fresh OS entropy whatever is passed, since a known seed is no
-        privacy.
+        Seeds the noise only under the reproducible-noise opt-in
+        (:func:`skdp.set_config`); by default, fresh OS entropy.
     verbose : int, default=0
         Progress of the protocol on stderr: ``1`` a line per step (plan, local,
         cross, release), ``2`` a line per message with its size (a bfv fit of
