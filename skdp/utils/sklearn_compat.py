@@ -11,6 +11,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import _fit_context
+from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import (
     HasMethods,
     Interval,
@@ -31,6 +32,7 @@ __all__ = [
     "StrOptions",
     "fit_context",
     "get_feature_names",
+    "safe_indexing",
     "validate_data",
     "validate_params",
     "wrap_transform_output",
@@ -42,6 +44,9 @@ __all__ = [
 RANDOM_STATE = ["random_state", np.random.Generator]
 
 fit_context = _fit_context
+
+#: Rows (or columns) of an array, DataFrame or list, by position.
+safe_indexing = _safe_indexing
 
 
 def wrap_transform_output(estimator, output, original_input):
