@@ -35,8 +35,8 @@ _GRID = np.unique(
     np.concatenate(
         [
             np.linspace(0.0, 1.0, 4001),
-            np.geomspace(1e-12, 1.0, 800),
-            1.0 - np.geomspace(1e-12, 1.0, 800),
+            np.geomspace(1e-12, 1.0, 4000),
+            1.0 - np.geomspace(1e-12, 1.0, 4000),
         ]
     ).clip(0.0, 1.0)
 )
@@ -143,11 +143,24 @@ def pure_selection_epsilon(eps0, pmf):
     ``K`` lowers ``R``.
     """
     pmf = np.asarray(pmf, dtype=float)
-    x = _GRID
+    x = _GRID  # x[0] = 0
     x_max = np.minimum(math.exp(eps0) * x, 1.0 - math.exp(-eps0) * (1.0 - x))
-    lower = _generating_derivative(pmf, x[:-1])
-    upper = _generating_derivative(pmf, x_max[1:])
-    return float(eps0 + np.log(np.max(upper / lower)))
+    lower = _generating_derivative(pmf, x[1:-1])
+    upper = _generating_derivative(pmf, x_max[2:])
+    # on [0, x_1]: x_max(x) <= e^eps0 x, and with c_k = k p_k and k0 the
+    # smallest k with p_k > 0, f'(e^eps0 x) / f'(x) <= e^((k0 - 1) eps0) (1 +
+    # sum_{k > k0} c_k e^((k - k0) eps0) x_1^(k - k0) / c_k0)
+    k = np.arange(1, len(pmf) + 1)
+    k0 = int(np.flatnonzero(pmf > 0)[0]) + 1
+    c = k * pmf
+    tail = k > k0
+    first = (k0 - 1) * eps0 + math.log1p(
+        float(
+            np.sum(c[tail] * np.exp((k[tail] - k0) * (eps0 + math.log(x[1]))))
+            / c[k0 - 1]
+        )
+    )
+    return float(eps0 + max(first, float(np.max(np.log(upper / lower)))))
 
 
 def pure_dp_rdp(eps0, order):

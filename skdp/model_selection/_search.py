@@ -137,7 +137,7 @@ def _random_stopping_plan(epsilon, delta, m, mean, cap):
 class _BasePrivateSearch(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstimator):
     _parameter_constraints = {
         "estimator": [HasMethods(["fit", "predict", "get_params", "set_params"])],
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [Interval(Real, 0, np.inf, closed="right")],
         "delta": [Interval(Real, 0, 1, closed="left")],
         "scoring": [StrOptions(set(_SCORINGS)), None],
         "method": [StrOptions({"auto", "random_stopping", "exponential"})],
