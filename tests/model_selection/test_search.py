@@ -17,7 +17,7 @@ from skdp.accounting import (
 )
 from skdp.exceptions import BudgetExceededError
 from skdp.linear_model import FMLinearRegression, OPLogisticRegression
-from skdp.model_selection import PrivateGridSearchCV, PrivateRandomizedSearchCV, _search
+from skdp.model_selection import PrivateGridSearchCV, PrivateRandomizedSearchCV, _base
 from skdp.utils import audit_mechanism, noise_generator
 
 
@@ -113,7 +113,7 @@ def test_cap_refuses_before_any_base_run(data, monkeypatch):
     X, y = data
     drawn = []
     monkeypatch.setattr(
-        _search, "noise_generator", lambda rs: drawn.append(rs) or noise_generator(rs)
+        _base, "noise_generator", lambda rs: drawn.append(rs) or noise_generator(rs)
     )
     NoisyMajority.fits = 0
     search = PrivateGridSearchCV(
