@@ -15,6 +15,7 @@ MODULE_ORDER = [
     "skdp.mechanisms",
     "skdp.linear_model",
     "skdp.preprocessing",
+    "skdp.model_selection",
     "skdp.vertical",
     "skdp.inspection",
     "skdp.datasets",
