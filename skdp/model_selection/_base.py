@@ -207,7 +207,8 @@ class BasePrivateSearch(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstimator):
     def _fit_one(self, params, X, y, fit_params, rng, budget, names):
         eps_name, delta_name, seed_names = names
         estimator = clone(self.estimator)
-        settings = dict(params)
+        # clone the values (estimators in a grid are shared between runs)
+        settings = {k: clone(v, safe=False) for k, v in params.items()}
         settings[eps_name] = budget[0]
         if delta_name is not None:
             settings[delta_name] = budget[1]

@@ -325,3 +325,15 @@ def test_privacy_audit_does_not_refute_the_total():
     )
     assert result.epsilon_lower_bound <= 3.0
     assert result.epsilon_lower_bound > 0.0  # the audit sees the data
+
+
+def test_estimators_in_the_grid_are_cloned(data):
+    X, y = data
+    steps = [_op(alpha=20.0), _op(alpha=60.0)]
+    pipe = Pipeline([("clf", _op())])
+    search = PrivateGridSearchCV(
+        pipe, {"clf": steps}, epsilon=2.0, method="random_stopping", random_state=0
+    ).fit(X, y)
+    assert not any(hasattr(step, "coef_") for step in steps)  # grid untouched
+    released = search.best_estimator_.named_steps["clf"]
+    assert released not in steps and released.epsilon == search.base_epsilon_
