@@ -57,6 +57,7 @@ class BasePrivateSearch(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstimator):
         "epsilon_param": [str, None],
         "label_range": [tuple, list, None],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "refit_share": [Interval(Real, 0, 1, closed="left")],
         "expected_trials": [Interval(Real, 1, None, closed="neither"), None],
         "max_trials": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": RANDOM_STATE,
@@ -168,8 +169,10 @@ class BasePrivateSearch(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstimator):
         return -float(np.mean(err)), width
 
     # -- the plan: public, from the parameters only ----------------------------
-    def _plan(self, m):
-        epsilon, delta = float(self.epsilon), float(self.delta)
+    def _plan(self, m, epsilon=None, delta=None):
+        """The selection's method and budgets (``epsilon``, ``delta``: its total)."""
+        if epsilon is None:
+            epsilon, delta = self._selection_budget(m)
         if math.isinf(epsilon):
             return {"method": "exhaustive", "base_epsilon": math.inf, "delta": 0.0}
         if m == 1:
@@ -255,7 +258,8 @@ class BasePrivateSearch(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstimator):
         X, y = indexable(X, y)
         n = _num_samples(X)
         m = len(candidates)
-        plan = self._plan(m)
+        sel_eps, sel_delta = self._selection_budget(m)
+        plan = self._plan(m, sel_eps, sel_delta)
         n_val = int(math.ceil(float(self.validation_fraction) * n))
         if plan["method"] not in ("single",) and (
             n_val < 1 or n - n_val < 2 * (m if plan["method"] == "exponential" else 1)
@@ -271,13 +275,25 @@ class BasePrivateSearch(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstimator):
             spend, budget = PrivacyBudget(math.inf, 0.0), (math.inf, 0.0)
         elif method == "random_stopping":
             # base runs are pure eps0-DP; delta (if any) is the RDP conversion's
-            spend = PrivacyBudget(float(self.epsilon), plan["delta"])
+            spend = PrivacyBudget(sel_eps, plan["delta"])
             budget = (plan["base_epsilon"], 0.0)
         else:
             # disjoint rows: the estimator may use the search's delta itself
-            base_delta = float(self.delta) if names[1] is not None else 0.0
-            spend = PrivacyBudget(float(self.epsilon), base_delta)
-            budget = (float(self.epsilon), base_delta)
+            base_delta = sel_delta if names[1] is not None else 0.0
+            spend = PrivacyBudget(sel_eps, base_delta)
+            budget = (sel_eps, base_delta)
+        refit = self._refits(method)
+        if refit:  # basic composition with the refit on all rows
+            refit_budget = (
+                float(self.epsilon) - sel_eps if method != "exhaustive" else math.inf,
+                (float(self.delta) - sel_delta) if names[1] is not None else 0.0,
+            )
+            # recorded as the total itself (the two epsilons add up to it; this
+            # avoids a last-bit excess over a cap set to exactly epsilon)
+            spend = PrivacyBudget(
+                float(self.epsilon) if method != "exhaustive" else math.inf,
+                spend.delta + refit_budget[1],
+            )
         self.privacy_spent_ = record_spend(spend, type(self).__name__, mechanism=None)
 
         rng = noise_generator(self.random_state)
@@ -316,7 +332,7 @@ class BasePrivateSearch(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstimator):
                 models.append(est)
                 utilities.append(self._bounded_score(est, X_val, y_val, spec)[0])
             sensitivity = 1.0 / n_val
-            logits = float(self.epsilon) * np.asarray(utilities) / (2 * sensitivity)
+            logits = sel_eps * np.asarray(utilities) / (2 * sensitivity)
             best = int(np.argmax(logits + rng.gumbel(size=m)))  # exponential mech.
             model = models[best]
         else:
@@ -335,6 +351,10 @@ class BasePrivateSearch(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstimator):
                     best_score, best, model = noisy, index, est
             released[best] = best_score
             del n_trials  # not released: the guarantee needs K hidden
+        if refit:
+            model = self._fit_one(
+                candidates[best], X, y, fit_params, rng, refit_budget, names
+            )
         scale = 1.0 if spec[0] == "accuracy" else self._score_unit(spec)
         self.best_estimator_ = model
         self.best_index_ = best
@@ -352,6 +372,14 @@ class BasePrivateSearch(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstimator):
         self.n_validation_ = n_val if method != "single" else 0
         self.cv_results_ = self._results(candidates, released * scale, best)
         return self
+
+    def _selection_budget(self, m):
+        """(epsilon, delta) of the selection: all of it, less the refit's share."""
+        share = 0.0 if m == 1 else float(self.refit_share)
+        return float(self.epsilon) * (1 - share), float(self.delta) * (1 - share)
+
+    def _refits(self, method):
+        return float(self.refit_share) > 0 and method != "single"
 
     @staticmethod
     def _draw_trials(plan, rng):

@@ -32,6 +32,12 @@ or None, default=None
     validation_fraction : float in (0, 1), default=0.2
         The share of rows (``ceil(fraction * n)``, chosen uniformly at random,
         independently of the data) kept for the validation scores.
+    refit_share : float in [0, 1), default=0.0
+        The share ``s`` of ``epsilon`` and ``delta`` kept to refit the
+        selected candidate on all rows. 0: the released model is the selected
+        base run's (no refit). ``s > 0``: the selection spends ``(1 - s)
+        (epsilon, delta)``, the refit ``s (epsilon, delta)`` (basic
+        composition); the released model is the refit.
     expected_trials : float > 1 or None, default=None
         Random stopping: the mean of the (uncapped) logarithmic distribution
         of the number of base runs. None: three times the number of
@@ -49,8 +55,9 @@ or None, default=None
 COMMON_ATTRIBUTES = """
     best_estimator_ : estimator
         The released model: the selected base run's fit (trained on the
-        training part, or on its share of it for the exponential mechanism).
-        There is no refit on all rows (that would be another release).
+        training part, or on its share of it for the exponential mechanism),
+        or with ``refit_share > 0`` the selected candidate refitted on all
+        rows with its share of the budget.
     best_params_ : dict
         The selected candidate.
     best_index_ : int
@@ -146,6 +153,12 @@ NOTES = """
     random stopping tries a given candidate at least once): a public proxy of
     the released model's rows times budget. One candidate: it is fitted on
     all rows at ``(epsilon, delta)``; nothing is selected.
+
+    **Refit.** With ``refit_share = s > 0`` the selection above runs with
+    ``(1 - s) (epsilon, delta)`` and the selected candidate is fitted again,
+    on all rows, with ``s epsilon`` (and ``s delta`` if the estimator has a
+    ``delta`` parameter): the selection is post-processed into the refit's
+    parameters, so the two compose to ``(epsilon, delta)``.
 
     Only released quantities are stored: ``cv_results_`` holds no score of an
     unreleased run. The base runs' seeds are drawn from the search's

@@ -88,6 +88,7 @@ class PrivateGridSearchCV(BasePrivateSearch):
         epsilon_param=None,
         label_range=None,
         validation_fraction=0.2,
+        refit_share=0.0,
         expected_trials=None,
         max_trials=None,
         random_state=None,
@@ -101,6 +102,7 @@ class PrivateGridSearchCV(BasePrivateSearch):
         self.epsilon_param = epsilon_param
         self.label_range = label_range
         self.validation_fraction = validation_fraction
+        self.refit_share = refit_share
         self.expected_trials = expected_trials
         self.max_trials = max_trials
         self.random_state = random_state
@@ -158,6 +160,7 @@ class PrivateRandomizedSearchCV(BasePrivateSearch):
         epsilon_param=None,
         label_range=None,
         validation_fraction=0.2,
+        refit_share=0.0,
         expected_trials=None,
         max_trials=None,
         random_state=None,
@@ -172,6 +175,7 @@ class PrivateRandomizedSearchCV(BasePrivateSearch):
         self.epsilon_param = epsilon_param
         self.label_range = label_range
         self.validation_fraction = validation_fraction
+        self.refit_share = refit_share
         self.expected_trials = expected_trials
         self.max_trials = max_trials
         self.random_state = random_state

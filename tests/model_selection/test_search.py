@@ -337,3 +337,22 @@ def test_estimators_in_the_grid_are_cloned(data):
     assert not any(hasattr(step, "coef_") for step in steps)  # grid untouched
     released = search.best_estimator_.named_steps["clf"]
     assert released not in steps and released.epsilon == search.base_epsilon_
+
+
+def test_refit_share_refits_on_all_rows_and_composes(data):
+    X, y = data
+    search = PrivateGridSearchCV(
+        _op(),
+        {"alpha": [5.0, 20.0, 80.0]},
+        epsilon=2.0,
+        refit_share=0.4,
+        random_state=0,
+    )
+    with track_budget(epsilon=2.0) as acc:
+        search.fit(X, y)
+    assert len(acc.spends) == 1
+    assert acc.total == PrivacyBudget(2.0, 0.0)
+    assert search.best_estimator_.epsilon == pytest.approx(0.8)  # the refit
+    assert search.best_estimator_.n_features_in_ == 4
+    # the selection ran with 1.2: its base runs got what 1.2 leaves
+    assert search.base_epsilon_ < 1.2 * 0.6
