@@ -39,9 +39,10 @@ or None, default=None
         (epsilon, delta)``, the refit ``s (epsilon, delta)`` (basic
         composition); the released model is the refit.
     expected_trials : float > 1 or None, default=None
-        Random stopping: the mean of the (uncapped) logarithmic distribution
-        of the number of base runs. None: three times the number of
-        candidates.
+        Random stopping: the mean of the (uncapped) truncated negative
+        binomial distribution of the number of base runs. None: 1.5, 3 or 6
+        times the number of candidates, whichever the public rule of the Notes
+        prefers.
     max_trials : int >= 2 or None, default=None
         Random stopping: the cap on the number of base runs (the accounting is
         that of the capped distribution). None: ten times the number of

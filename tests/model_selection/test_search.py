@@ -356,3 +356,23 @@ def test_refit_share_refits_on_all_rows_and_composes(data):
     assert search.best_estimator_.n_features_in_ == 4
     # the selection ran with 1.2: its base runs got what 1.2 leaves
     assert search.base_epsilon_ < 1.2 * 0.6
+
+
+@pytest.mark.parametrize("capped, eta", [(True, 0.5), (False, 0.0), (False, 1.0)])
+def test_number_of_trials_follows_the_accounted_distribution(capped, eta):
+    """K is drawn from the distribution the bound was computed for (chi-square)."""
+    from skdp.model_selection._accounting import tnb_gamma, tnb_pmf
+
+    gamma = tnb_gamma(eta, 6.0)
+    pmf = tnb_pmf(eta, gamma, 30 if capped else None)
+    plan = {"capped": capped, "eta": eta, "gamma": gamma, "pmf": pmf}
+    rng = np.random.default_rng(0)
+    n = 20_000
+    draws = np.array(
+        [_base.BasePrivateSearch._draw_trials(plan, rng) for _ in range(n)]
+    )
+    assert draws.min() >= 1 and (not capped or draws.max() <= 30)
+    # bins 1..9 and a tail, each expected >= 5 draws
+    counts = np.bincount(np.minimum(draws, 10), minlength=11)[1:]
+    expected = n * np.append(pmf[:9], pmf[9:].sum())
+    assert stats.chisquare(counts, expected).pvalue > 1e-3
