@@ -158,7 +158,14 @@ class BasePrivateSearch(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstimator):
     def _bounded_score(self, estimator, X, y, spec):
         """The score in [-1, 1]-bounded units (sensitivity 1 / n) and its scale."""
         scoring, lower, upper = spec
-        pred = np.asarray(estimator.predict(X))
+        with captured_spends() as spent:
+            pred = np.asarray(estimator.predict(X))
+        if spent.spends:
+            raise ValueError(
+                f"{type(self.estimator).__name__} releases at predict time "
+                f"({spent.spends[0][0]}): the validation score would then not be "
+                "eps0-DP; the search supports estimators that release in fit only."
+            )
         y = np.asarray(y)
         if scoring == "accuracy":
             return float(np.mean(pred == y)), 1.0

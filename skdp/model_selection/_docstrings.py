@@ -111,7 +111,8 @@ NOTES = """
     independent repetitions of it are i.i.d., and the bound below holds for
     every split, hence for the random one. The search checks that every base
     run recorded at most ``eps0`` (a private tracker takes the base runs'
-    records; only the search's total reaches the ledgers).
+    records; only the search's total reaches the ledgers), and refuses an
+    estimator that records nothing or that releases at predict time.
 
     **Random stopping** (Liu & Talwar 2019; Papernot & Steinke 2022). Run
     ``K`` base runs and release the one with the highest noisy score (with

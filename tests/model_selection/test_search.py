@@ -31,10 +31,19 @@ class NoisyMajority(ClassifierMixin, BudgetTrackingMixin, BaseEstimator):
 
     fits = 0
 
-    def __init__(self, *, epsilon=1.0, flip=False, record=True, random_state=None):
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        flip=False,
+        record=True,
+        release_at_predict=False,
+        random_state=None,
+    ):
         self.epsilon = epsilon
         self.flip = flip
         self.record = record
+        self.release_at_predict = release_at_predict
         self.random_state = random_state
 
     def fit(self, X, y):
@@ -49,6 +58,8 @@ class NoisyMajority(ClassifierMixin, BudgetTrackingMixin, BaseEstimator):
         return self
 
     def predict(self, X):
+        if self.release_at_predict:
+            record_spend(PrivacyBudget(self.epsilon), "stub.predict")
         label = 1 - self.label_ if self.flip else self.label_
         return np.full(len(X), label)
 
@@ -285,6 +296,15 @@ def test_an_estimator_that_records_nothing_is_refused(data):
         NoisyMajority(record=False), {"flip": [False, True]}, epsilon=1.0
     )
     with pytest.raises(ValueError, match="recorded no privacy spend"):
+        search.fit(X, y)
+
+
+def test_an_estimator_that_releases_at_predict_time_is_refused(data):
+    X, y = data
+    search = PrivateGridSearchCV(
+        NoisyMajority(release_at_predict=True), {"flip": [False, True]}, epsilon=1.0
+    )
+    with pytest.raises(ValueError, match="releases at predict time"):
         search.fit(X, y)
 
 
