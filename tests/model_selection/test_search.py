@@ -396,3 +396,35 @@ def test_number_of_trials_follows_the_accounted_distribution(capped, eta):
     counts = np.bincount(np.minimum(draws, 10), minlength=11)[1:]
     expected = n * np.append(pmf[:9], pmf[9:].sum())
     assert stats.chisquare(counts, expected).pvalue > 1e-3
+
+
+class _Fixed:
+    def __init__(self, pred):
+        self.pred = pred
+
+    def predict(self, X):
+        return self.pred
+
+
+@pytest.mark.parametrize(
+    "scoring", ["accuracy", "neg_mean_squared_error", "neg_mean_absolute_error"]
+)
+def test_validation_score_sensitivity_is_one_over_n_val(scoring):
+    """Replacing one validation row moves the bounded score by at most 1 / n_val."""
+    rng = np.random.default_rng(0)
+    search = PrivateGridSearchCV(_op(), {"alpha": [1.0]}, epsilon=1.0)
+    n = 40
+    if scoring == "accuracy":
+        spec, draw = (scoring, None, None), lambda size: rng.integers(0, 3, size)
+    else:
+        spec, draw = (scoring, -2.0, 3.0), lambda size: rng.normal(0, 5, size)
+    worst = 0.0
+    for _ in range(2000):
+        pred, y = draw(n), draw(n)
+        y2 = y.copy()
+        y2[rng.integers(n)] = draw(1)[0]
+        a = search._bounded_score(_Fixed(pred), None, y, spec)[0]
+        b = search._bounded_score(_Fixed(pred), None, y2, spec)[0]
+        worst = max(worst, abs(a - b))
+    assert worst <= 1 / n + 1e-12
+    assert worst > 0.5 / n  # the bound is nearly attained
