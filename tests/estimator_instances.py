@@ -235,3 +235,40 @@ def _private_min_max_scalers():
 
 
 INSTANCE_FACTORIES["PrivateMinMaxScaler"] = _private_min_max_scalers
+
+
+# --- skdp.model_selection (issue 34) ---
+def _private_label_inner():
+    from sklearn.linear_model import LogisticRegression
+
+    from skdp.preprocessing import PrivateLabelClassifier, RandomizedResponse
+
+    # the private labels' epsilon is the one the search sets (the only nested
+    # epsilon); fixed seeds: the checks compare repeated fits
+    return PrivateLabelClassifier(
+        LogisticRegression(), RandomizedResponse(epsilon=5.0, random_state=0)
+    )
+
+
+def _private_grid_searches():
+    from skdp.model_selection import PrivateGridSearchCV
+
+    grid = {"estimator__C": [0.1, 1.0, 10.0]}
+    return [
+        PrivateGridSearchCV(_private_label_inner(), grid, epsilon=10.0, random_state=0)
+    ]
+
+
+def _private_randomized_searches():
+    from skdp.model_selection import PrivateRandomizedSearchCV
+
+    grid = {"estimator__C": [0.1, 1.0, 10.0]}
+    return [
+        PrivateRandomizedSearchCV(
+            _private_label_inner(), grid, n_iter=2, epsilon=10.0, random_state=0
+        )
+    ]
+
+
+INSTANCE_FACTORIES["PrivateGridSearchCV"] = _private_grid_searches
+INSTANCE_FACTORIES["PrivateRandomizedSearchCV"] = _private_randomized_searches

@@ -17,6 +17,7 @@ MODULE_ORDER = [
     "skdp.preprocessing",
     "skdp.decomposition",
     "skdp.pipeline",
+    "skdp.model_selection",
     "skdp.vertical",
     "skdp.inspection",
     "skdp.datasets",

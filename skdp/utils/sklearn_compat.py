@@ -12,6 +12,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn import get_config
 from sklearn.base import _fit_context
+from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import (
     HasMethods,
     Interval,
@@ -32,6 +33,7 @@ __all__ = [
     "StrOptions",
     "fit_context",
     "get_feature_names",
+    "safe_indexing",
     "validate_data",
     "validate_params",
     "validate_params_deep",
@@ -44,6 +46,9 @@ __all__ = [
 RANDOM_STATE = ["random_state", np.random.Generator]
 
 fit_context = _fit_context
+
+#: Rows (or columns) of an array, DataFrame or list, by position.
+safe_indexing = _safe_indexing
 
 
 def wrap_transform_output(estimator, output, original_input):
