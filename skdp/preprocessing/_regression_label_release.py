@@ -33,7 +33,6 @@ from skdp.utils import (
     infer_bounds,
     noise_generator,
 )
-from skdp.utils._random import NoiseGenerator
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.sklearn_compat import (
     RANDOM_STATE,
@@ -464,9 +463,11 @@ class RegressionLabelRelease(NoReleaseFitMixin, BudgetTrackingMixin, BaseEstimat
         (reproducible noise is an opt-in, and then two releases with one seed
         cancel: it warns). Made after the spend is recorded.
         """
+        rng = noise_generator(self.random_state)
+        # children of the policy's generator type, so that helpers use them as
+        # they are (the same bits as default_rng(seed) under the opt-in)
         return tuple(
-            NoiseGenerator(np.random.PCG64(seed))
-            for seed in noise_generator(self.random_state).integers(2**63, size=2)
+            type(rng)(np.random.PCG64(seed)) for seed in rng.integers(2**63, size=2)
         )
 
     def _check_inputs(self, X, y):

@@ -419,7 +419,7 @@ def test_set_output_pandas():
         ({"epsilon": 0.0}, ValueError, "epsilon"),
         ({"delta": 1.5}, ValueError, "delta"),
         ({"data_norm": -1.0}, ValueError, "data_norm"),
-        ({"bounds_X": (2.0, -2.0)}, ValueError, "lower <= upper"),
+        ({"bounds_X": (2.0, -2.0)}, ValueError, "lower < upper"),
         ({"bounds_X": ([0, 0], [1, 1])}, ValueError, "length 4"),
         ({"centering": "yes"}, ValueError, "centering"),
     ],

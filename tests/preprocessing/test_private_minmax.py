@@ -124,7 +124,7 @@ def test_set_output_pandas():
         ({"feature_range": (1, 0)}, "feature range must be smaller"),
         ({"feature_range": (0, 1, 2)}, "feature_range must be a tuple"),
         ({"feature_range": [0, 1]}, "feature_range"),
-        ({"bounds_X": (1.0, -1.0)}, "lower <= upper"),
+        ({"bounds_X": (1.0, -1.0)}, "lower < upper"),
         ({"bounds_X": ([0, 0], [1, 1])}, "length 3"),
     ],
 )

@@ -93,11 +93,11 @@ def test_estimator_uses_the_derived_sensitivity():
         norm = "l2" if delta else "l1"
         assert est.sensitivity_ == moment_sensitivity(3, norm=norm)
         assert isinstance(est._mechanism((UPPER - LOWER) / 2), mech)
-    # a zero-width range is constant: it adds nothing to the sensitivity
+    # a zero-width range would clip every value to one constant: refused
+    # (issue 40), before anything is recorded
     est = PrivateStandardScaler(bounds_X=([0, 0, 1], [1, 1, 1]), random_state=0)
-    est.fit(np.clip(X, 0, 1))
-    assert est.sensitivity_ == moment_sensitivity(2)
-    assert est.mean_[2] == 1.0 and est.var_[2] == 0.0 and est.scale_[2] == 1.0
+    with pytest.raises(ValueError, match="lower < upper"):
+        est.fit(np.clip(X, 0, 1))
 
 
 # --- epsilon = inf: scikit-learn's StandardScaler ------------------------------
@@ -337,7 +337,7 @@ def test_set_output_pandas():
         ({"epsilon": 0.0}, ValueError, "epsilon"),
         ({"epsilon": -1.0}, ValueError, "epsilon"),
         ({"delta": 1.0}, ValueError, "delta"),
-        ({"bounds_X": (1.0, 0.0)}, ValueError, "lower <= upper"),
+        ({"bounds_X": (1.0, 0.0)}, ValueError, "lower < upper"),
         ({"bounds_X": ([0, 0], [1, 1])}, ValueError, "length 3"),
         ({"bounds_X": (0.0, np.inf)}, ValueError, "finite"),
         ({"bounds_X": (0.0,)}, TypeError, "tuple"),
