@@ -27,6 +27,46 @@ __all__ = ["AUTO_THRESHOLD", "PrivateLogisticRegression", "noise_level"]
 AUTO_THRESHOLD = 40.0
 
 
+def public_problem(
+    n_samples,
+    n_features,
+    n_classes,
+    epsilon,
+    *,
+    bounds_X=None,
+    data_norm=None,
+    max_nonzero=None,
+    fit_intercept=True,
+):
+    """The :class:`~skdp.linear_model._op_calibration.OPProblem` of an OP fit,
+    from public quantities only (the declared domain, ``n``, ``p``, ``C``,
+    ``epsilon``): what :class:`OPLogisticRegression` would calibrate.
+
+    Parameters as for :func:`noise_level` (at least one of ``bounds_X`` and
+    ``data_norm``).
+    """
+    d = int(n_features)
+    lower = upper = None
+    if bounds_X is not None:
+        lower, upper = check_bounds(bounds_X, d, name="bounds_X")
+    if data_norm is not None:
+        scaling = float(data_norm)
+    elif lower is not None:
+        scaling = float(np.max(np.maximum(np.abs(lower), np.abs(upper))))
+    else:
+        raise ValueError("noise_level needs bounds_X and/or data_norm.")
+    declared = DataDomain(
+        n_features=d,
+        lower=lower,
+        upper=upper,
+        data_norm=data_norm,
+        fit_intercept=bool(fit_intercept),
+        intercept_scaling=scaling if scaling > 0 else 1.0,
+        max_nonzero=max_nonzero,
+    )
+    return op_problem(op_domain(declared), n_samples, n_classes, epsilon)
+
+
 def noise_level(
     n_samples,
     n_features,
@@ -62,26 +102,16 @@ def noise_level(
     >>> round(noise_level(30000, 47, 2, 1.0, 1e-9, bounds_X=(0, 1)), 2)
     0.04
     """
-    d = int(n_features)
-    lower = upper = None
-    if bounds_X is not None:
-        lower, upper = check_bounds(bounds_X, d, name="bounds_X")
-    if data_norm is not None:
-        scaling = float(data_norm)
-    elif lower is not None:
-        scaling = float(np.max(np.maximum(np.abs(lower), np.abs(upper))))
-    else:
-        raise ValueError("noise_level needs bounds_X and/or data_norm.")
-    declared = DataDomain(
-        n_features=d,
-        lower=lower,
-        upper=upper,
+    problem = public_problem(
+        n_samples,
+        n_features,
+        n_classes,
+        epsilon,
+        bounds_X=bounds_X,
         data_norm=data_norm,
-        fit_intercept=bool(fit_intercept),
-        intercept_scaling=scaling if scaling > 0 else 1.0,
         max_nonzero=max_nonzero,
+        fit_intercept=fit_intercept,
     )
-    problem = op_problem(op_domain(declared), n_samples, n_classes, epsilon)
     return noise_to_signal(problem, float(epsilon), float(delta))
 
 
