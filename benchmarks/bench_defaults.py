@@ -28,7 +28,7 @@ predictor's MSE is given for scale.
 Every method gets the task's declared domain (``_task_families.domain_kwargs``)
 and declared classes. 70/30 splits (stratified for binary tasks), one per
 seed, the same split and noise seed for every method; reproducible noise is
-switched on explicitly (``skdp.set_config(reproducible_noise=True)``), so a
+switched on explicitly (``skdp.config_context(reproducible_noise=True)``), so a
 run is repeatable; seeds 0 .. n_seeds - 1. Means with standard errors over
 seeds; the verdict compares the default with the best method of the cell by
 the paired difference (same split and seed): "ok" if the default is the best
@@ -270,22 +270,8 @@ def losses(rows):
     return "\n".join(out) or "(none)"
 
 
-def main(
-    quick=True,
-    out_dir="benchmarks/results",
-    kinds=("binary", "regression"),
-    families=(fam.TUNING, fam.EVALUATION),
-    n_seeds=None,
-    name=None,
-):
-    """Judge the defaults on both families (see the module docstring)."""
-    skdp.set_config(reproducible_noise=True)  # seeded noise: repeatable runs
-    warnings.simplefilter("ignore")  # PrivacyLeakWarning etc.: domains declared
-    n_seeds = n_seeds or (3 if quick else 10)
-    cap = QUICK_MAX_TRAIN if quick else None
-    name = name or f"defaults_{'quick' if quick else 'full'}"
+def _run(kinds, families, n_seeds, cap, quick):
     rows = []
-    start = time.time()
     for kind in kinds:
         fams = fam.families(kind, synthetic_n=6000 if quick else 40_000)
         for family in families:
@@ -297,6 +283,31 @@ def main(
                 print(
                     f"  {family} {task.name}: {time.time() - t0:.0f} s", file=sys.stderr
                 )
+    return rows
+
+
+def main(
+    quick=True,
+    out_dir="benchmarks/results",
+    kinds=("binary", "regression"),
+    families=(fam.TUNING, fam.EVALUATION),
+    n_seeds=None,
+    name=None,
+):
+    """Judge the defaults on both families (see the module docstring).
+
+    Seeded noise (``skdp.config_context(reproducible_noise=True)``) and
+    silenced warnings hold inside this call only (``benchmarks/run.py`` runs
+    other benchmarks in the same process).
+    """
+    n_seeds = n_seeds or (3 if quick else 10)
+    cap = QUICK_MAX_TRAIN if quick else None
+    name = name or f"defaults_{'quick' if quick else 'full'}"
+    start = time.time()
+    with skdp.config_context(reproducible_noise=True), warnings.catch_warnings():
+        # PrivacyLeakWarning etc.: every domain here is declared
+        warnings.simplefilter("ignore")
+        rows = _run(kinds, families, n_seeds, cap, quick)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     (Path(out_dir) / f"{name}.json").write_text(json.dumps(rows))
     mode = "quick" if quick else "full"
