@@ -91,11 +91,8 @@ def _child(which, n, src, classes):
             # the calibration (ridge choice, sigma by bisection) costs the same
             # at every n and is cached: timed apart, so that "fit" is the part
             # that reads the data
-            from skdp.linear_model._objective_perturbation import (
-                op_domain,
-                op_problem,
-            )
             from skdp.linear_model._op_calibration import calibrate
+            from skdp.linear_model._op_problem import op_domain, op_problem
 
             calib = time.process_time()
             domain = op_domain(est._resolve_declared_domain(D, X, y))

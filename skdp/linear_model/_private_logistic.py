@@ -10,12 +10,9 @@ from skdp._fm.domain import DataDomain
 from skdp._fm.estimator import atomic_fit
 from skdp.accounting import BudgetTrackingMixin
 from skdp.linear_model._fm_logistic import FMLogisticRegression
-from skdp.linear_model._objective_perturbation import (
-    OPLogisticRegression,
-    op_domain,
-    op_problem,
-)
+from skdp.linear_model._objective_perturbation import OPLogisticRegression
 from skdp.linear_model._op_calibration import noise_to_signal
+from skdp.linear_model._op_problem import op_domain, op_problem
 from skdp.utils import check_bounds
 from skdp.utils.sklearn_compat import StrOptions, fit_context, validate_data
 

@@ -394,7 +394,8 @@ def test_clipping_by_blocks_is_clipping_at_once():
     """Clipping is row by row, so the blocks give the same array bit for bit
     (the shift of a centred box, max_nonzero, the box, the row norm)."""
     from skdp._fm.clipping import clip_features
-    from skdp.linear_model._objective_perturbation import _clipped, op_domain
+    from skdp.linear_model._objective_perturbation import _clipped
+    from skdp.linear_model._op_problem import op_domain
 
     rng = np.random.default_rng(0)
     X = rng.normal(0, 2, (70_001, 4))
@@ -461,7 +462,7 @@ def test_coef_norm_guess_grows_with_p_and_past_the_knee_with_n_epsilon():
     """W = W_0 max(1, n eps / (300 k)): W_0 = (4 / R_x)(p / 30) binary,
     4 C / R_x multinomial; no growth at eps = inf."""
     from skdp._fm.domain import DataDomain
-    from skdp.linear_model._objective_perturbation import coef_norm_guess
+    from skdp.linear_model._op_problem import coef_norm_guess
 
     d = 8
     dom = DataDomain(
