@@ -76,8 +76,6 @@ def _plan_step(est, handed):
             return PRIVATE, "declares itself after fit (checked then)"
     if _is_label_wrapper(est):
         return LABEL_PRIVATE, "label differential privacy: features without noise"
-    if isinstance(est, PrivatePipeline):
-        return PRIVATE, "a private pipeline (checks its own steps)"
     if isinstance(est, BudgetTrackingMixin):
         if _infinite_epsilon(est):
             return NOT_PRIVATE, "epsilon=inf (no noise)"
@@ -261,6 +259,11 @@ class PrivatePipeline(MetaEstimatorMixin, BaseEstimator):
         plan = []
         handing = False
         for name, est in steps:
+            if isinstance(est, PrivatePipeline):  # its own plan, hand-offs inside
+                for leaf, status, reason in est._plan(est.pipeline.steps):
+                    plan.append((f"{name}__{leaf}", status, reason))
+                handing = False
+                continue
             if isinstance(est, Pipeline | _composites()):
                 for leaf, part in _leaves(name, est):
                     plan.append((leaf, *_plan_step(part, False)))

@@ -1,5 +1,6 @@
 """make_private_pipeline: refusal of leaking steps, domain hand-off, budgets."""
 
+import contextlib
 import itertools
 import math
 import warnings
@@ -166,14 +167,14 @@ def _fm(**kw):
     )
 
 
+@contextlib.contextmanager
 def _no_leak_warning():
     """Any PrivacyLeakWarning fails the test; the suite's seeded noise is opted
     into (its ReproducibleNoiseWarning, a PrivacyLeakWarning, is expected)."""
-    ctx = warnings.catch_warnings()
-    ctx.__enter__()
-    warnings.simplefilter("error", PrivacyLeakWarning)
-    warnings.simplefilter("ignore", ReproducibleNoiseWarning)
-    return ctx
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        warnings.simplefilter("ignore", ReproducibleNoiseWarning)
+        yield
 
 
 def test_scaler_hands_its_range_to_the_classifier():
@@ -182,12 +183,9 @@ def test_scaler_hands_its_range_to_the_classifier():
     X, y = _data(2000)
     scaler, clf = _scaler(), _lr()
     pipe = make_private_pipeline(scaler, clf)
-    ctx = _no_leak_warning()
-    try:
+    with _no_leak_warning():
         with track_budget() as acc:
             pipe.fit(X, y)
-    finally:
-        ctx.__exit__(None, None, None)
     assert pipe.privacy_spent_ == PrivacyBudget(1.5)
     assert acc.total == pipe.privacy_spent_
     assert [source for source, _ in acc.spends] == [
@@ -226,12 +224,9 @@ def test_scaler_pca_classifier_chain():
         PrivatePCA(2, epsilon=0.25, delta=1e-8, random_state=0),
         _lr(delta=1e-8),
     )
-    ctx = _no_leak_warning()
-    try:
+    with _no_leak_warning():
         with track_budget() as acc:
             pipe.fit(X, y)
-    finally:
-        ctx.__exit__(None, None, None)
     steps = pipe.named_steps
     scaler_out = steps["privatestandardscaler"].output_domain()["bounds_X"]
     np.testing.assert_array_equal(pipe.domains_["privatepca"]["bounds_X"], scaler_out)
@@ -252,12 +247,9 @@ def test_min_max_scaler_hands_on_its_feature_range():
         PrivateMinMaxScaler(epsilon=1.0, bounds_X=(-2, 2), random_state=0),
         PrivatePCA(2, epsilon=0.5, delta=1e-8, random_state=0),
     )
-    ctx = _no_leak_warning()
-    try:
+    with _no_leak_warning():
         with track_budget() as acc:
             Z = pipe.fit_transform(X)
-    finally:
-        ctx.__exit__(None, None, None)
     assert pipe.domains_["privatepca"] == {"bounds_X": ([0.0] * 3, [1.0] * 3)}
     assert Z.shape == (5000, 2)
     assert pipe.privacy_spent_ == acc.total
@@ -346,11 +338,8 @@ def test_the_domain_passes_through_passthrough_only():
     through = PrivatePipeline(
         Pipeline([("scale", _scaler()), ("skip", "passthrough"), ("clf", _lr())])
     )
-    ctx = _no_leak_warning()
-    try:
+    with _no_leak_warning():
         through.fit(X, y)
-    finally:
-        ctx.__exit__(None, None, None)
     assert "clf" in through.domains_
     # a data-independent transformer stops it: the classifier has no domain
     stopped = make_private_pipeline(_scaler(), FunctionTransformer(np.tanh), _lr())
@@ -393,9 +382,34 @@ def test_nested_composites_are_checked_leaf_by_leaf():
     assert acc.total == PrivacyBudget(1.5)
     assert pipe.privacy_report_.leaking_steps == ["columntransformer__exact"]
     assert math.isinf(pipe.privacy_spent_.epsilon)
-    # a private pipeline nested in another is walked too
-    inner = make_private_pipeline(_scaler(), _fm())
-    assert check_privacy(inner.fit(X, y)).total == PrivacyBudget(1.5)
+    # a private pipeline nested in another checks its own steps; check_privacy
+    # walks it
+    outer = make_private_pipeline(make_private_pipeline(_scaler()), _fm())
+    with track_budget() as acc:
+        outer.fit(X, y)
+    report = check_privacy(outer)
+    assert [s.name for s in report.steps] == [
+        "privatepipeline__privatestandardscaler",
+        "fmlogisticregression",
+    ]
+    assert report.total == outer.privacy_spent_ == acc.total == PrivacyBudget(1.5)
+    # its steps are planned with the rest: a leak inside is refused before the
+    # private step in front of it spends, and is named by its path
+    leaky_inner = make_private_pipeline(
+        _scaler(), make_private_pipeline(StandardScaler()), _fm()
+    )
+    with (
+        track_budget() as acc,
+        pytest.raises(PrivacyLeakError, match="'privatepipeline__standardscaler'"),
+    ):
+        leaky_inner.fit(X, y)
+    assert acc.spends == []
+    # hand-offs inside a nested private pipeline are planned as such
+    inner = make_private_pipeline(_scaler(), PrivatePCA(2, epsilon=0.5, delta=1e-8))
+    nested = make_private_pipeline(inner, _fm())
+    with _no_leak_warning():
+        nested.fit(X, y)
+    assert nested.privacy_spent_ == PrivacyBudget(2.0, 1e-8)
 
 
 def test_allow_must_name_a_step():
