@@ -4,7 +4,6 @@ import math
 import time
 
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
-from sklearn.exceptions import NotFittedError
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import available_if
@@ -70,7 +69,8 @@ def _plan_step(est, handed):
         try:
             step = _declared("", est, declared())
             return step.status, step.reason
-        except NotFittedError:  # it answers once fitted: checked again then
+        except AttributeError:  # NotFittedError included: it answers once
+            # fitted, and is checked again then
             if _infinite_epsilon(est):
                 return NOT_PRIVATE, "epsilon=inf (no noise)"
             return PRIVATE, "declares itself after fit (checked then)"
@@ -138,7 +138,8 @@ class PrivatePipeline(MetaEstimatorMixin, BaseEstimator):
     fits a clone of it (``pipeline_``) step by step:
 
     1. **Check, before any fit.** Every step (every leaf of nested pipelines,
-       unions and column transformers) gets the status
+       unions, column transformers and private pipelines, named
+       ``outer__inner``) gets the status
        :func:`~skdp.pipeline.check_privacy` would give it once fitted: private,
        data-independent, or fitted on the data without privacy (a scikit-learn
        ``StandardScaler``, a skdp estimator with ``epsilon=np.inf`` or with a
@@ -473,7 +474,10 @@ class PrivatePipeline(MetaEstimatorMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        inner = get_tags(self.pipeline)
+        try:
+            inner = get_tags(self.pipeline)
+        except Exception:  # not a Pipeline (refused by fit's validation)
+            return tags
         tags.estimator_type = inner.estimator_type
         tags.target_tags = inner.target_tags
         tags.transformer_tags = inner.transformer_tags
