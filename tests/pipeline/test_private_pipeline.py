@@ -529,3 +529,18 @@ def test_verbose_prints_each_step(capsys):
     out = capsys.readouterr().out
     assert "(step 1 of 2) Processing privatestandardscaler" in out
     assert "(step 2 of 2) Processing fmlogisticregression" in out
+
+
+def test_transformer_pipeline_delegates_to_the_fitted_steps():
+    X, _ = _data()
+    pipe = make_private_pipeline(
+        _scaler(), PrivatePCA(3, epsilon=0.5, delta=1e-8, random_state=0)
+    )
+    with pytest.raises(NotFittedError):
+        pipe.transform(X)
+    Z = pipe.fit(X).transform(X)
+    np.testing.assert_array_equal(Z, pipe.pipeline_.transform(X))
+    # every component kept: the inverse maps back (orthonormal basis, affine scaler)
+    np.testing.assert_allclose(pipe.inverse_transform(Z), X, atol=1e-10)
+    assert list(pipe.get_feature_names_out()) == [f"privatepca{i}" for i in range(3)]
+    assert not hasattr(pipe, "predict")
