@@ -6,6 +6,7 @@ from skdp._config import config_context, get_config, set_config
 from skdp.accounting import PrivacyBudget, track_budget
 from skdp.exceptions import (
     BudgetExceededError,
+    PrivacyLeakError,
     PrivacyLeakWarning,
     ReproducibleNoiseWarning,
 )
@@ -13,6 +14,7 @@ from skdp.exceptions import (
 __all__ = [
     "BudgetExceededError",
     "PrivacyBudget",
+    "PrivacyLeakError",
     "PrivacyLeakWarning",
     "ReproducibleNoiseWarning",
     "__version__",

@@ -1,6 +1,11 @@
 """Warnings and errors raised by skdp."""
 
-__all__ = ["BudgetExceededError", "PrivacyLeakWarning", "ReproducibleNoiseWarning"]
+__all__ = [
+    "BudgetExceededError",
+    "PrivacyLeakError",
+    "PrivacyLeakWarning",
+    "ReproducibleNoiseWarning",
+]
 
 
 class PrivacyLeakWarning(RuntimeWarning):
@@ -24,3 +29,12 @@ class ReproducibleNoiseWarning(PrivacyLeakWarning):
 
 class BudgetExceededError(ValueError):
     """A spend would take the tracked privacy budget past its declared limit."""
+
+
+class PrivacyLeakError(ValueError):
+    """A step would be fitted on the data without privacy, and nothing allows it.
+
+    Raised by :class:`~skdp.pipeline.PrivatePipeline` before anything is fitted
+    (and nothing spent) for every step that would leak; the message names the
+    steps. List a step in the pipeline's ``allow=`` to fit it anyway.
+    """

@@ -272,3 +272,30 @@ def _private_randomized_searches():
 
 INSTANCE_FACTORIES["PrivateGridSearchCV"] = _private_grid_searches
 INSTANCE_FACTORIES["PrivateRandomizedSearchCV"] = _private_randomized_searches
+
+
+# --- skdp.pipeline: make_private_pipeline (issue 37) ---
+def _private_pipelines():
+    from skdp.decomposition import PrivatePCA
+    from skdp.linear_model import PrivateLogisticRegression
+    from skdp.pipeline import make_private_pipeline
+    from skdp.preprocessing import PrivateStandardScaler
+
+    # a classifier (the checks use several label sets, so its classes are not
+    # declared: allowed, with its PrivacyLeakWarning) and a transformer chain;
+    # the later steps get their domain from the scaler; fixed seeds: the checks
+    # compare repeated fits
+    return [
+        make_private_pipeline(
+            PrivateStandardScaler(epsilon=10.0, bounds_X=(-10, 10), random_state=0),
+            PrivateLogisticRegression(epsilon=10.0, random_state=0),
+            allow=["privatelogisticregression"],
+        ),
+        make_private_pipeline(
+            PrivateStandardScaler(epsilon=10.0, bounds_X=(-10, 10), random_state=0),
+            PrivatePCA(epsilon=10.0, delta=1e-6, random_state=0),
+        ),
+    ]
+
+
+INSTANCE_FACTORIES["PrivatePipeline"] = _private_pipelines

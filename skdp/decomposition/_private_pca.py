@@ -563,6 +563,51 @@ class PrivatePCA(
         X = np.asarray(X, dtype=np.float64)
         return X @ self.components_ + self.mean_
 
+    def output_domain(self):
+        """The domain of ``transform``'s output for rows inside the fit's domain.
+
+        Used by :func:`~skdp.pipeline.make_private_pipeline` to declare the
+        next step's domain (its ``data_norm`` and ``bounds_X``) from this
+        step's release, so that only the first step of a pipeline needs
+        declared ranges. Computed from the declared domain and the released
+        ``mean_`` and ``components_`` only (no privacy cost):
+
+        - ``data_norm``: the rows of ``components_`` are orthonormal, so
+          ``||(x - mean_) W^T|| <= ||x - mean_||``; over the box ``bounds_``
+          that is at most ``||max(|lower - mean_|, |upper - mean_|)||``, and
+          with a row-norm bound ``||x|| <= data_norm_`` at most ``data_norm_ +
+          ||mean_||`` (the smaller of the two when both are declared);
+        - ``bounds_X`` (box declared only): output coordinate ``j`` is ``sum_i
+          W_ji (x_i - mean_i)``, whose range over the box is the sum of the
+          per-feature ranges (interval arithmetic), intersected with
+          ``[-data_norm, data_norm]``.
+
+        ``transform`` does not clip: a row outside the fit's domain may map
+        outside this one (the next step clips it to its domain).
+
+        Returns
+        -------
+        dict
+            ``{"data_norm": float, "bounds_X": (lower, upper) or None}``.
+        """
+        check_is_fitted(self, "components_")
+        W, mean = self.components_, self.mean_
+        norms = []
+        box = None
+        if self.bounds_ is not None:
+            a, b = self.bounds_[0] - mean, self.bounds_[1] - mean
+            norms.append(float(np.linalg.norm(np.maximum(np.abs(a), np.abs(b)))))
+            box = (
+                np.minimum(W * a, W * b).sum(axis=1),
+                np.maximum(W * a, W * b).sum(axis=1),
+            )
+        if self.data_norm_ is not None:
+            norms.append(self.data_norm_ + float(np.linalg.norm(mean)))
+        norm = min(norms)
+        if box is not None:
+            box = (np.maximum(box[0], -norm), np.minimum(box[1], norm))
+        return {"data_norm": norm, "bounds_X": box}
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False

@@ -120,9 +120,10 @@ def check_privacy(estimator):
 
     Parameters
     ----------
-    estimator : Pipeline, FeatureUnion, ColumnTransformer or estimator
-        A fitted scikit-learn composite (nested ones are walked) or a single
-        fitted estimator.
+    estimator : Pipeline, FeatureUnion, ColumnTransformer, PrivatePipeline or estimator
+        A fitted scikit-learn composite or
+        :class:`~skdp.pipeline.PrivatePipeline` (nested ones are walked) or a
+        single fitted estimator.
 
     Returns
     -------
@@ -204,7 +205,12 @@ def _leaves(prefix, est):
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import FeatureUnion, Pipeline
 
-    if isinstance(est, Pipeline):
+    from skdp.pipeline._private_pipeline import PrivatePipeline
+
+    if isinstance(est, PrivatePipeline):
+        inner = getattr(est, "pipeline_", est.pipeline)
+        yield from _leaves(prefix, inner)
+    elif isinstance(est, Pipeline):
         for name, step in est.steps:
             yield from _leaves(_join(prefix, name), step)
     elif isinstance(est, FeatureUnion):

@@ -246,6 +246,25 @@ class PrivateMinMaxScaler(
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return (X - self.min_) / self.scale_
 
+    def output_domain(self):
+        """The range of ``transform``'s output: ``feature_range``.
+
+        Used by :func:`~skdp.pipeline.make_private_pipeline` to declare the
+        next step's domain (its ``bounds_X``). The released range maps onto
+        ``feature_range`` exactly; with ``clip=False`` the few rows outside the
+        released range map outside it and the next step clips them (as
+        ``clip=True`` would here). ``feature_range`` is public: no cost.
+
+        Returns
+        -------
+        dict
+            ``{"bounds_X": (lower, upper)}``, arrays of shape (n_features,).
+        """
+        check_is_fitted(self, "scale_")
+        low, high = self._feature_range()
+        d = self.scale_.shape[0]
+        return {"bounds_X": (np.full(d, low), np.full(d, high))}
+
     def __skdp_privacy__(self):
         """The fit's guarantee, for :func:`skdp.pipeline.check_privacy`.
 

@@ -442,6 +442,31 @@ class PrivateStandardScaler(
             out += self.mean_
         return out
 
+    def output_domain(self):
+        """The range of ``transform``'s output for rows inside ``bounds_``.
+
+        Used by :func:`~skdp.pipeline.make_private_pipeline` to declare the
+        next step's domain (its ``bounds_X``) from this step's release, so that
+        only the first step of a pipeline needs declared ranges. A feature
+        range ``[lower, upper]`` maps to ``[(lower - mean_) / scale_, (upper -
+        mean_) / scale_]`` (``scale_ > 0``): computed from the declared ranges
+        and the released statistics only, so it costs no privacy.
+        ``transform`` does not clip: a row outside ``bounds_`` maps outside
+        this range (the next step clips it to its domain).
+
+        Returns
+        -------
+        dict
+            ``{"bounds_X": (lower, upper)}``, arrays of shape (n_features,).
+        """
+        check_is_fitted(self, "privacy_spent_")
+        lower, upper = (np.array(b, dtype=np.float64) for b in self.bounds_)
+        if self.with_mean:
+            lower, upper = lower - self.mean_, upper - self.mean_
+        if self.with_std:
+            lower, upper = lower / self.scale_, upper / self.scale_
+        return {"bounds_X": (lower, upper)}
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
