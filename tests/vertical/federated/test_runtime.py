@@ -374,6 +374,34 @@ def test_ranges_excluding_zero_are_centred_in_threads(tmp_path):
     assert model.privacy_spent_ == ref.privacy_spent_
 
 
+def test_a_malformed_payload_over_mtls_releases_nothing_and_names_the_sender(
+    tmp_path, monkeypatch
+):
+    """org-1 (party 1) sends its noisy local coefficients times 1e12 over the
+    real gRPC/mTLS transport (threads of this process): the server refuses them
+    on receipt, every participant fails naming org-1, no model is written."""
+    from skdp.vertical._party import PartyRole
+
+    honest = PartyRole._local
+
+    def forged(self):
+        out = honest(self)
+        if self.index == 1:
+            out = {**out, "quad": out["quad"] * 1e12}
+        return out
+
+    monkeypatch.setattr(PartyRole, "_local", forged)
+    dep = _small(tmp_path)
+    results = _run_threads(dep, timeout=90)
+    _all_failed(results, dep)
+    assert not (dep.dir / "model.npz").exists()
+    why = "party 1 (org-1) sent invalid noisy local coefficients: 'quad' is out of"
+    assert why in str(results["server"]), results["server"]
+    for name in dep.names:
+        # from the server's abort, or relayed by a party whose send it refused
+        assert why in str(results[name]), results[name]
+
+
 def test_bad_data_file_fails_everyone(tmp_path):
     dep = _small(tmp_path)
     path = tmp_path / "org-1.csv"
