@@ -402,6 +402,45 @@ def test_a_malformed_payload_over_mtls_releases_nothing_and_names_the_sender(
         assert why in str(results[name]), results[name]
 
 
+@pytest.mark.parametrize(
+    "who, case", [("org-0", "lin_scalar"), ("org-1", "quad_string")]
+)
+def test_a_malformed_payload_between_processes_ends_every_process(tmp_path, who, case):
+    """Separate processes over mTLS (the console entry point): a party sends
+    malformed local coefficients (org-0, the label party: ``lin`` as a scalar;
+    org-1: ``quad`` as a string). Every process exits 1 within 10 s of the
+    send naming the sender, and no model is written."""
+    index = {"org-0": 0, "org-1": 1}[who]
+    blocks, _, y = _data(40, [1, 1, 1], "linear")
+    timeouts = {"startup": 60.0, "call": 30.0, "heartbeat": 1.0, "protocol": 300.0}
+    dep = Deployment(tmp_path, blocks, y, timeouts=timeouts)
+    marker = tmp_path / "forged"
+    procs = launch(
+        dep.write(),
+        module="tests.vertical.federated._forge",
+        extra_env={"SKDP_FORGE": f"{who}:{case}", "SKDP_FORGE_MARKER": str(marker)},
+    )
+    names = ["server", *dep.names]
+    try:
+        deadline = time.monotonic() + PROCESS_TIMEOUT
+        while not marker.exists() and time.monotonic() < deadline:
+            if any(p.poll() is not None for p in procs.values()):
+                break
+            time.sleep(0.05)
+        sent_at = time.monotonic()
+        assert marker.exists(), f"{who} never sent its local coefficients"
+        out = wait_exits(procs, names, 10.0, since=sent_at)
+    finally:
+        kill_all(procs)
+    why = f"party {index} ({who}) sent invalid noisy local coefficients"
+    for name in names:
+        code, seconds, err = out[name]
+        assert code == 1, f"{name} exited {code} ({seconds:.1f} s): {err[-2000:]}"
+        assert why in err, (name, err[-2000:])
+    assert not (tmp_path / "model.json").exists()
+    assert not (tmp_path / "model.npz").exists()
+
+
 def test_bad_data_file_fails_everyone(tmp_path):
     dep = _small(tmp_path)
     path = tmp_path / "org-1.csv"
