@@ -14,7 +14,12 @@ import numpy as np
 
 from skdp._fm import objective_constants
 from skdp.utils import clip_to_bounds, clip_to_norm
-from skdp.vertical._messages import SERVER, Role, party_name
+from skdp.vertical._checks import (
+    PAYLOAD_RTOL,
+    check_payload_array,
+    noise_tail_bound,
+)
+from skdp.vertical._messages import DEALER, SERVER, Role, party_name
 from skdp.vertical._noise_shares import noise_share
 from skdp.vertical._plan import group_key, mechanism_from_spec, round_to_lattice
 from skdp.vertical._secure import make_party_backend
@@ -300,15 +305,37 @@ class PartyRole(Role):
             if what == "lin" and size == 0:
                 continue
             if generation == "dealer":
-                noise = self._dealer_noise.get(f"{name} {what}")
-                shares[name, what] = (
-                    np.zeros(size) if noise is None else np.asarray(noise, float)
-                )
+                shares[name, what] = self._dealer_share(name, g, what, size)
             else:
                 mech = self._mechanisms[name]
                 m = len(g["contributors"])
                 shares[name, what] = noise_share(mech, size, m, generation, self._rng)
         return shares
+
+    def _dealer_share(self, name, g, what, size):
+        """The dealer's noise for a block, checked: the group's last
+        contributor must receive a float64 array of the block's size, finite
+        and inside the noise's tail bound
+        (:func:`~skdp.vertical._checks.noise_tail_bound`); the others none (they
+        add nothing)."""
+        noise = self._dealer_noise.get(f"{name} {what}")
+        if int(g["contributors"][-1]) != self.index:
+            if noise is not None and np.size(noise):
+                raise ValueError(
+                    f"{DEALER} sent noise for {name!r} ({what}), whose last "
+                    f"contributor is party {g['contributors'][-1]}"
+                )
+            return np.zeros(size)
+        mech = self._mechanisms[name]
+        bound = noise_tail_bound(mech) * (1.0 + PAYLOAD_RTOL)
+        if noise is None:
+            raise ValueError(f"{DEALER} sent no noise for {name!r} ({what})")
+        return check_payload_array(
+            noise,
+            f"{DEALER} sent invalid noise for {name!r} ({what})",
+            shape=(size,),
+            bound=bound,
+        )
 
     # ------------------------------------------------------ local and cross
     def _local_and_encrypt(self):
@@ -444,17 +471,68 @@ class PartyRole(Role):
             lin = round_to_lattice(lin_vals, gran) + self._shares[name, "lin"]
         return {"group": name, "quad": quad, "lin": lin}
 
+    def _check_input(self, message, g, what):
+        """A peer's input to a block this party evaluates, checked on receipt.
+
+        The sender must be the block's encryptor (the pair's other party for
+        ``"quad"``, the label party for ``"lin"``), this party its evaluator,
+        and the data what the plan says: ``n`` rows of the encryptor's columns
+        (``C - 1`` label columns) scaled by the plan's ``kappa`` (linear
+        weight), a noise share of the block's shape, finite (plaintext) or with
+        the plan's number of ciphertexts (bfv): see the backends'
+        ``check_columns`` and ``check_share``. Anything else raises a
+        ValueError naming the sender.
+        """
+        plan = self._plan
+        name = g["name"]
+        k, q = (int(i) for i in g["key"][1:])
+        if what == "quad":
+            encryptor, evaluator = k, q
+        elif what == "lin" and len(g["lin"]):
+            label = int(plan["label_party"])
+            encryptor, evaluator = label, (q if k == label else k)
+        else:
+            raise ValueError(f"{message.sender} sent data for {name!r} ({what!r:.20})")
+        if evaluator != self.index or message.sender != party_name(encryptor):
+            raise ValueError(
+                f"{message.sender} sent {message.kind!r} for {name!r} ({what}), "
+                f"which party {encryptor} encrypts for party {evaluator}"
+            )
+        kinds = ("encrypted columns" if what == "quad" else "encrypted labels",)
+        if message.kind not in (*kinds, "encrypted noise share"):
+            raise ValueError(
+                f"{message.sender} sent {message.kind!r} for {name!r} ({what})"
+            )
+        n_rows = len(g["rows"]) if what == "quad" else len(g["lin"])
+        width = n_rows // len(self.columns)
+        who = f"{message.sender} sent invalid {message.kind} for {name!r} ({what})"
+        data = message.payload.get("data")
+        if message.kind == "encrypted noise share":
+            self._backend.check_share(data, (width, len(self.columns)), who)
+        else:
+            scale = plan["kappa"] if what == "quad" else plan["linear_weight"]
+            self._backend.check_columns(
+                data, (self._raw.shape[0], width), float(scale), who
+            )
+
     def _collect(self, message):
         """Evaluator: gather a block's encrypted input and the others' shares."""
         payload = message.payload
         name, what = payload["group"], payload["what"]
         g = dict(self._my_groups()).get(name)
         if g is None or self.index not in g["contributors"]:
-            raise ValueError(f"{message.sender} sent data for a foreign group {name!r}")
+            raise ValueError(
+                f"{message.sender} sent data for a foreign group {name!r:.40}"
+            )
+        self._check_input(message, g, what)
         slot = self._inbox.setdefault((name, what), {"columns": None, "shares": {}})
         if message.kind == "encrypted noise share":
+            if message.sender in slot["shares"]:
+                raise ValueError(f"{message.sender} sent its share of {name!r} twice")
             slot["shares"][message.sender] = payload["data"]
         else:
+            if slot["columns"] is not None:
+                raise ValueError(f"{message.sender} sent its input to {name!r} twice")
             slot["columns"] = payload["data"]
         others = [party_name(k) for k in g["contributors"] if k != self.index]
         if slot["columns"] is None or set(slot["shares"]) != set(others):
@@ -466,16 +544,24 @@ class PartyRole(Role):
         else:
             shape = (self._n_lin, len(self.columns))
         share = self._shares[name, what].reshape(shape)
-        result = self._backend.evaluate(
-            slot["columns"],
-            self._X,
-            1.0,
-            [slot["shares"][o] for o in others],
-            share,
-            self._rng,
-            self._granularity(name),
-            bounds=self._x_bounds,
-        )
+        try:
+            result = self._backend.evaluate(
+                slot["columns"],
+                self._X,
+                1.0,
+                [slot["shares"][o] for o in others],
+                share,
+                self._rng,
+                self._granularity(name),
+                bounds=self._x_bounds,
+            )
+        except Exception as exc:
+            # the inputs passed their checks on receipt; a ciphertext that
+            # cannot be loaded or evaluated is still the sender's
+            raise ValueError(
+                f"the ciphertexts {' and '.join(others)} sent for {name!r} ({what}) "
+                f"could not be evaluated ({type(exc).__name__}: {str(exc):.200})"
+            ) from exc
         head = {"group": name, "what": what}
         return [
             self._send(

@@ -25,6 +25,7 @@ from skdp._fm.multinomial import (
     multinomial_sensitivity,
 )
 from skdp.mechanisms import gaussian_delta
+from skdp.vertical._checks import PAYLOAD_RTOL, noise_tail_bound
 from skdp.vertical._sensitivity import (
     cached_sensitivity,
     multinomial_group_sensitivity,
@@ -366,19 +367,69 @@ class Plan:
         """Linear columns per coefficient row (``C - 1``, or 1)."""
         return self.n_classes - 1 if self.objective == "multinomial_taylor" else 1
 
+    def _label_bound(self):
+        """``max |beta(y)|`` over the (centred) label range the plan declares."""
+        _, beta = objective_constants(self.objective)
+        if self.objective == "multinomial_taylor":
+            return 1.0  # |1/C - y_c| <= 1 - 1/C
+        y_bounds = self.domain.y_bounds or (0.0, 1.0)
+        y_bounds = np.asarray(y_bounds, dtype=np.float64)
+        return float(np.max(np.abs(beta(y_bounds))))
+
     def value_bound(self, n_samples):
         """Bound on the absolute value of any exact cross coefficient (from the
         declared domain and n, not the data: the bfv setup depends on it)."""
-        kappa, beta = objective_constants(self.objective)
+        kappa, _ = objective_constants(self.objective)
         lo, hi = self.domain.feature_intervals
         m_x = float(np.max(np.maximum(np.abs(lo), np.abs(hi))))
-        if self.objective == "multinomial_taylor":
-            m_beta = 1.0  # |1/C - y_c| <= 1 - 1/C
-        else:
-            y_bounds = self.domain.y_bounds or (0.0, 1.0)
-            y_bounds = np.asarray(y_bounds, dtype=np.float64)
-            m_beta = float(np.max(np.abs(beta(y_bounds))))
+        m_beta = self._label_bound()
         return n_samples * m_x * max(m_x * kappa, m_beta * self.linear_weight)
+
+    def payload_bounds(self, key, n_samples):
+        """``(quad, lin)``: bounds on the absolute value of each noisy coefficient
+        of group ``key`` that a contributor (or the pair's evaluator) may send.
+
+        Only public quantities enter: the plan's (centred) domain, ``n`` and the
+        group's mechanism. Every party clips its columns (labels) to the plan's
+        domain, so one row adds at most ``kappa m_r m_c`` to the entry ``(r, c)``
+        of ``A`` and ``c m_j max|beta(y)|`` to the linear entry of row ``j``,
+        where ``m_j = max(|lo_j|, |hi_j|)`` is the largest absolute value of
+        feature ``j`` inside the declared box and ball
+        (:attr:`~skdp._fm.DataDomain.feature_intervals`), ``m_d`` the intercept
+        column's ``intercept_scaling``, ``c`` the linear weight and ``beta(y)``
+        ranges over the declared labels (``y_bounds``; 0/1 or one-hot labels for
+        the classifiers). A party's exact sum is at most ``n`` times that. The
+        released value adds the noise lattice's rounding (``g / 2``) and the
+        noise of each contributor, each at most the tail bound ``60 b + 12
+        sigma`` of the group's mechanism (Laplace scale ``b``, Gaussian
+        ``sigma``): a Laplace draw exceeds ``60 b`` with probability ``e^-60``,
+        a Gaussian ``12 sigma`` with less, so an honest party never exceeds the
+        bound. A relative slack of ``1e-9`` (plus ``1e-9`` of
+        :meth:`value_bound` and the noise bound) covers floating-point rounding
+        of the sums and bfv's fixed-point grid. Anything larger (or not finite)
+        did not come from data in the declared domain: the receiver refuses it.
+        """
+        group = self.groups[key]
+        kappa, _ = objective_constants(self.objective)
+        domain = self.domain
+        lo, hi = domain.feature_intervals
+        m = np.empty(self.n_coef)
+        m[: domain.n_features] = np.maximum(np.abs(lo), np.abs(hi))
+        if domain.fit_intercept:
+            m[domain.n_features] = domain.intercept_scaling
+        rows, cols = (np.asarray(i, dtype=np.intp) for i in group.quad)
+        lin_rows = np.asarray(group.lin, dtype=np.intp) // self.n_lin
+        n = float(n_samples)
+        quad = n * kappa * m[rows] * m[cols]
+        lin = n * self.linear_weight * self._label_bound() * m[lin_rows]
+        mech = group.mechanism
+        granularity = float(getattr(mech, "granularity", 0.0))
+        tail = noise_tail_bound(mech)
+        noise = len(group.contributors) * tail + granularity
+        # floating point, and bfv's fixed-point grid (far finer than this)
+        atol = PAYLOAD_RTOL * (self.value_bound(n_samples) + noise)
+        slack = 1.0 + PAYLOAD_RTOL
+        return quad * slack + noise + atol, lin * slack + noise + atol
 
     def noise_std(self, noise_generation="dealer"):
         """``(std on A, std on c b)`` for the post-processing: the mechanism's

@@ -43,6 +43,7 @@ import weakref
 import numpy as np
 
 from skdp.utils.extras import install_hint
+from skdp.vertical._checks import check_payload_array
 
 __all__ = [
     "BFVKeyHolder",
@@ -88,6 +89,26 @@ def make_party_backend(public_context):
     return BFVParty(public_context)
 
 
+def _check_dict(data, keys, who):
+    if not isinstance(data, dict) or set(data) != set(keys):
+        got = sorted(data) if isinstance(data, dict) else type(data).__name__
+        raise ValueError(f"{who}: expected the entries {sorted(keys)}, got {got}")
+
+
+def _check_scale(got, want, who):
+    if not isinstance(got, float) or got != want:
+        raise ValueError(f"{who}: its scale is not the plan's ({want:g})")
+
+
+def _check_blobs(blobs, count, who, what):
+    if (
+        not isinstance(blobs, list)
+        or len(blobs) != count
+        or not all(isinstance(b, bytes) for b in blobs)
+    ):
+        raise ValueError(f"{who}: {what} must be a list of {count} ciphertexts")
+
+
 # --------------------------------------------------------------------------- #
 # plaintext: the ideal functionality
 # --------------------------------------------------------------------------- #
@@ -106,8 +127,11 @@ class PlaintextKeyHolder:
         return {"backend": self.name}
 
     def decrypt_sums(self, result, granularity):
-        """Server: ``kappa U^T V + shares``."""
-        return np.asarray(result["sums"], dtype=np.float64)
+        """Server: ``kappa U^T V + shares`` (as sent: the server checks them)."""
+        sums = result["sums"]
+        if not isinstance(sums, np.ndarray):
+            raise TypeError(f"the sums must be an array, got {type(sums).__name__}")
+        return sums
 
 
 class PlaintextParty:
@@ -117,6 +141,18 @@ class PlaintextParty:
 
     def __init__(self, public_context):
         self.public_context = public_context
+
+    def check_columns(self, encrypted, shape, scale, who):
+        """Evaluator, on receipt: the encryptor's columns are a float64 array of
+        ``shape`` (n rows), finite, with the plan's ``scale``."""
+        _check_dict(encrypted, ("simulated", "columns", "scale"), who)
+        check_payload_array(encrypted["columns"], f"{who}: 'columns'", shape=shape)
+        _check_scale(encrypted["scale"], scale, who)
+
+    def check_share(self, enc_share, shape, who):
+        """Evaluator, on receipt: a noise share of the block's ``shape``."""
+        _check_dict(enc_share, ("simulated", "share"), who)
+        check_payload_array(enc_share["share"], f"{who}: 'share'", shape=shape)
 
     def encrypt_columns(self, U, scale, bounds=None):
         # a read-only reference in one process: parties never modify blocks;
@@ -379,6 +415,30 @@ class BFVParty(_SealIO):
         self._evaluator = s.Evaluator(self._context)
         self._units = {float(g): int(u) for g, u in public_context["units"]}
         self._f_u = int(public_context["f_u"])
+
+    def _n_chunks(self, size):
+        return max(1, math.ceil(size / self.poly_modulus_degree))
+
+    def check_columns(self, encrypted, shape, scale, who):
+        """Evaluator, on receipt: one list of ``ceil(n / N)`` ciphertexts per
+        encrypted column (``shape = (n, columns)``), with the plan's ``scale``
+        (a corrupt ciphertext is found when it is loaded: the error names the
+        sender too)."""
+        _check_dict(encrypted, ("columns", "scale"), who)
+        n, width = shape
+        columns = encrypted["columns"]
+        if not isinstance(columns, list) or len(columns) != width:
+            raise ValueError(f"{who}: 'columns' must list {width} encrypted columns")
+        for col in columns:
+            _check_blobs(col, self._n_chunks(n), who, "each column")
+        _check_scale(encrypted["scale"], scale, who)
+
+    def check_share(self, enc_share, shape, who):
+        """Evaluator, on receipt: ``ceil(size / N)`` ciphertexts of the block's
+        share (``shape``: the block's)."""
+        _check_dict(enc_share, ("shares",), who)
+        count = self._n_chunks(math.prod(shape))
+        _check_blobs(enc_share["shares"], count, who, "'shares'")
 
     def _chunks(self, column):
         N = self.poly_modulus_degree

@@ -18,6 +18,7 @@ from skdp._fm import (
     symmetric_from_triu,
 )
 from skdp._fm.multinomial import solve_multinomial
+from skdp.vertical._checks import check_payload_array
 from skdp.vertical._messages import DEALER, SERVER, Role, party_name
 from skdp.vertical._plan import (
     assemble_domain,
@@ -104,6 +105,19 @@ class ServerRole(Role):
         ``"dealer"`` needs a :class:`~skdp.vertical._dealer.DealerRole` in the run.
     n_classes : int, default=2
         ``C`` of the multinomial objective (2 otherwise).
+    party_names : list of str or None
+        The participant hosting each party (the federated runtime's names),
+        added to the errors that name a party: ``"party 1 (bank)"``.
+
+    Notes
+    -----
+    Every coefficient a party sends is checked on receipt
+    (:func:`~skdp.vertical._checks.check_payload_array`): a float64 array of
+    exactly the plan's shape for its group, every entry finite and inside
+    :meth:`Plan.payload_bounds <skdp.vertical._plan.Plan.payload_bounds>` (n
+    times the per-row bound the declared domain implies, plus the noise's tail
+    bound). A payload that fails ends the run (a ``ProtocolError`` naming the
+    sending party); nothing is released.
 
     Attributes
     ----------
@@ -142,8 +156,10 @@ class ServerRole(Role):
         backend="plaintext",
         noise_generation="threshold",
         n_classes=2,
+        party_names=None,
     ):
         super().__init__()
+        self.party_names = None if party_names is None else list(party_names)
         if objective not in ("squared", "logistic_taylor", "multinomial_taylor"):
             raise ValueError(f"unknown objective {objective!r}.")
         n_classes = int(n_classes)
@@ -367,35 +383,83 @@ class ServerRole(Role):
         }
 
     # ------------------------------------------------------------- collect
+    def _who(self, k):
+        """``"party k"``, with its participant's name when known."""
+        name = party_name(k)
+        if self.party_names is not None and 0 <= k < len(self.party_names):
+            name += f" ({self.party_names[k]})"
+        return name
+
+    def _sender_index(self, message):
+        for k in range(self.n_parties):
+            if message.sender == party_name(k):
+                return k
+        raise ValueError(f"{message.kind!r} from {message.sender!r}, not a party")
+
     def _store_local(self, message):
-        k = int(message.sender.split()[-1])
+        k = self._sender_index(message)
         if ("local", k) in self._received:
-            raise ValueError(f"{message.sender} sent its coefficients twice")
-        group = self.plan.groups[("local", k)]
+            raise ValueError(f"{self._who(k)} sent its coefficients twice")
+        key = ("local", k)
+        group = self.plan.groups[key]
         rows, cols = group.quad
         payload = message.payload
-        self._upper[triu_position(rows, cols, self.plan.n_coef)] = payload["quad"]
+        what = f"{self._who(k)} sent invalid noisy local coefficients:"
+        if payload.get("group", group_name(key)) != group_name(key):
+            raise ValueError(f"{what} they name the group {payload['group']!r:.40}")
+        quad_bound, lin_bound = self.plan.payload_bounds(key, self.n_samples)
+        quad = check_payload_array(
+            payload.get("quad"), f"{what} 'quad'", shape=(len(rows),), bound=quad_bound
+        )
+        lin = check_payload_array(
+            payload.get("lin"),
+            f"{what} 'lin'",
+            shape=(len(group.lin),),
+            bound=lin_bound,
+        )
+        self._upper[triu_position(rows, cols, self.plan.n_coef)] = quad
         if len(group.lin):
-            self._lin[group.lin] = payload["lin"]
+            self._lin[group.lin] = lin
         self._received.add(("local", k))
 
     def _store_cross(self, message):
         payload = message.payload
-        name, what = payload["group"], payload["what"]
+        name, what = payload.get("group"), payload.get("what")
         if (name, what) not in self._expected or (name, what) in self._received:
-            raise ValueError(f"unexpected sums for {name!r} ({what})")
+            raise ValueError(
+                f"unexpected sums for {name!r:.40} ({what!r:.20}) from {message.sender}"
+            )
         key = group_key(name)
         group = self.plan.groups[key]
-        if message.sender != party_name(self._evaluator(key, what)):
+        evaluator = self._evaluator(key, what)
+        if message.sender != party_name(evaluator):
             raise ValueError(f"{message.sender} is not the evaluator of {name!r}")
-        noisy = self._key_holder.decrypt_sums(
-            payload["data"], self._granularity(group.mechanism)
-        )
+        sender = f"{self._who(evaluator)} sent invalid sums for {name!r} ({what})"
+        try:
+            noisy = self._key_holder.decrypt_sums(
+                payload["data"], self._granularity(group.mechanism)
+            )
+        except Exception as exc:
+            raise ValueError(
+                f"{sender}: they cannot be decrypted ({type(exc).__name__}: "
+                f"{str(exc):.200})"
+            ) from exc
+        quad_bound, lin_bound = self.plan.payload_bounds(key, self.n_samples)
+        _, k, q = key
+        if what == "quad":  # kappa X_k^T X_q, the encryptor k's rows
+            shape = (len(self.partition[k]), len(self.partition[q]))
+            bound = quad_bound
+        else:  # c beta(y)^T X_other, one row per linear column
+            shape = (self.plan.n_lin, len(group.lin) // self.plan.n_lin)
+            bound = lin_bound
+        noisy = check_payload_array(
+            noisy, sender, shape=shape, bound=bound.reshape(shape)
+        ).ravel()
         if what == "quad":
             rows, cols = group.quad
-            self._upper[triu_position(rows, cols, self.plan.n_coef)] = noisy.ravel()
+            self._upper[triu_position(rows, cols, self.plan.n_coef)] = noisy
         else:
-            self._lin[group.lin] = noisy.ravel()
+            self._lin[group.lin] = noisy
         self._received.add((name, what))
 
     def _evaluator(self, key, what):

@@ -2,6 +2,7 @@
 
 import base64
 import json
+import re
 
 import numpy as np
 import pytest
@@ -373,3 +374,263 @@ def test_message_bytes_and_transcript():
     drive([_Echo("a", to="b", payload={"x": np.zeros(4)}), _Echo("b")], t)
     assert t.bytes_sent() == {"a": 32} and t.bytes_received() == {"b": 32}
     assert t.bytes_by_kind() == {"hello": 32}
+
+
+# ---- payloads checked on receipt: a malformed one ends the run, naming its sender
+class _Tamper(Role):
+    """Wraps a role and rewrites the payload of the messages of one kind it sends
+    (a party that does not follow the protocol)."""
+
+    def __init__(self, role, kind, edit):
+        super().__init__()
+        self.role, self.name, self.kind, self.edit = role, role.name, kind, edit
+
+    def _out(self, messages):
+        return [
+            Message(m.step, m.sender, m.receiver, m.kind, self.edit(dict(m.payload)))
+            if m.kind == self.kind
+            else m
+            for m in messages
+        ]
+
+    def start(self):
+        return self._out(self.role.start())
+
+    def receive(self, message):
+        out = self._out(self.role.receive(message))
+        self.finished, self.result = self.role.finished, self.role.result
+        return out
+
+
+def _set(key, fn):
+    def edit(payload):
+        payload[key] = fn(payload[key])
+        return payload
+
+    return edit
+
+
+def _one_inf(a):
+    a = a.copy()
+    a[1] = np.inf
+    return a
+
+
+MALFORMED_LOCAL = {
+    # the four payloads of issue 36, each released a model before
+    "lin_scalar": (1, "lin", lambda a: 0.0, "got a float"),
+    "quad_one_inf": (0, "quad", _one_inf, r"non-finite value at \(1,\)"),
+    "quad_string": (2, "quad", lambda a: "0.5", "got a str"),
+    "quad_times_1e12": (2, "quad", lambda a: a * 1e12, "out of range at"),
+    # and their neighbours
+    "quad_float32": (0, "quad", lambda a: a.astype(np.float32), "dtype float32"),
+    "quad_short": (0, "quad", lambda a: a[:-1], "got shape"),
+    "lin_list": (1, "lin", lambda a: a.tolist(), "got a list"),
+}
+
+
+@pytest.mark.parametrize("case", list(MALFORMED_LOCAL))
+def test_a_malformed_local_payload_ends_the_run_naming_its_sender(case):
+    k, key, fn, why = MALFORMED_LOCAL[case]
+    X, y, parts = grid_regression(300, seed=4)
+    roles = _roles(X, y, parts, backend="plaintext", noise="threshold", seed=0)
+    roles[k] = _Tamper(roles[k], "noisy local coefficients", _set(key, fn))
+    server = roles[-1]
+    with pytest.raises(ProtocolError) as info:
+        drive(roles)
+    text = str(info.value)
+    assert "server failed during step 'local'" in text
+    assert f"party {k} sent invalid noisy local coefficients: '{key}'" in text
+    assert re.search(why, text), text
+    assert "no model was released" in text
+    assert server.result is None and not server.finished
+
+
+def _tight(values, bound):
+    assert np.all(np.abs(values) <= bound)
+    np.testing.assert_allclose(np.abs(values), bound, rtol=3e-9)
+
+
+def test_the_payload_bounds_hold_for_honest_parties_and_are_public():
+    """Every honest payload lies inside its bound, with room to spare only for
+    the noise: at epsilon=inf (no noise) a row of ones on every column reaches
+    ``n`` times the per-row bound exactly."""
+    n, parts = 50, [np.array([0, 1]), np.array([2])]
+    X = np.ones((n, 3))
+    y = np.ones(n)
+    roles = [
+        PartyRole(
+            k,
+            cols,
+            X[:, cols],
+            n_features=3,
+            lower=-1.0,
+            upper=1.0,
+            labels=y if k == 1 else None,
+            y_bounds=(-1, 1) if k == 1 else None,
+            rng=np.random.default_rng(k),
+        )
+        for k, cols in enumerate(parts)
+    ]
+    server = ServerRole(
+        objective="squared",
+        partition=parts,
+        label_party=1,
+        epsilon=np.inf,
+        linear_weight=0.5,
+        postprocessing="none",
+    )
+    t = Transcript(keep_payloads=True)
+    drive([*roles, server], t)
+    checked = 0
+    for m in t:
+        if m.kind == "noisy local coefficients":
+            k = int(m.sender.split()[-1])
+            quad, lin = server.plan.payload_bounds(("local", k), n)
+            _tight(m.payload["quad"], quad)
+            if k == 1:
+                _tight(m.payload["lin"], lin)
+            checked += 1
+        elif m.kind == "encrypted masked sums":
+            quad, lin = server.plan.payload_bounds(("pair", 0, 1), n)
+            bound = quad if m.payload["what"] == "quad" else lin
+            sums = m.payload["data"]["sums"].ravel()
+            _tight(sums, bound)
+            checked += 1
+    assert checked == 4
+
+
+MALFORMED_SUMS = {
+    "scalar": (lambda a: 0.0, "the sums must be an array, got float"),
+    "one_inf": (
+        lambda a: np.where(np.arange(a.size).reshape(a.shape) == 0, np.inf, a),
+        "non-finite",
+    ),
+    "times_1e12": (lambda a: a * 1e12, "out of range"),
+    "transposed": (
+        lambda a: a.T.copy() if a.shape[0] != a.shape[1] else a[:, :1],
+        "got shape",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(MALFORMED_SUMS))
+def test_malformed_cross_sums_end_the_run_naming_the_evaluator(case):
+    fn, why = MALFORMED_SUMS[case]
+    X, y, parts = grid_regression(300, seed=4)
+    roles = _roles(X, y, parts, backend="plaintext", noise="threshold", seed=0)
+
+    def edit(payload):
+        if payload["group"] == "pair 0 2" and payload["what"] == "quad":
+            payload["data"] = {**payload["data"], "sums": fn(payload["data"]["sums"])}
+        return payload
+
+    roles[2] = _Tamper(roles[2], "encrypted masked sums", edit)
+    with pytest.raises(ProtocolError) as info:
+        drive(roles)
+    text = str(info.value)
+    assert "server failed during step 'cross'" in text, text
+    assert "party 2 sent invalid sums for 'pair 0 2' (quad)" in text, text
+    assert why in text, text
+    assert roles[3].result is None
+
+
+def _edit_data(group, key, fn):
+    def edit(payload):
+        if payload["group"] == group and payload["what"] == "quad":
+            payload["data"] = {**payload["data"], key: fn(payload["data"][key])}
+        return payload
+
+    return edit
+
+
+MALFORMED_INPUTS = {
+    "columns_scalar": ("encrypted columns", "columns", lambda a: 0.0, "got a float"),
+    "columns_one_nan": (
+        "encrypted columns",
+        "columns",
+        lambda a: np.where(np.arange(a.size).reshape(a.shape) == 3, np.nan, a),
+        "non-finite value at (1, 1)",
+    ),
+    "columns_short": ("encrypted columns", "columns", lambda a: a[:-1], "got shape"),
+    "scale": ("encrypted columns", "scale", lambda v: v * 1e12, "scale is not the"),
+    "share_scalar": ("encrypted noise share", "share", lambda a: 0.0, "got a float"),
+    "share_inf": ("encrypted noise share", "share", lambda a: a + np.inf, "non-fin"),
+}
+
+
+@pytest.mark.parametrize("case", list(MALFORMED_INPUTS))
+def test_a_malformed_input_to_an_evaluator_ends_the_run_naming_its_sender(case):
+    kind, key, fn, why = MALFORMED_INPUTS[case]
+    X, y, parts = grid_regression(300, seed=4)
+    roles = _roles(X, y, parts, backend="plaintext", noise="threshold", seed=0)
+    # party 0 encrypts its columns for party 2, the evaluator of "pair 0 2"
+    roles[0] = _Tamper(roles[0], kind, _edit_data("pair 0 2", key, fn))
+    with pytest.raises(ProtocolError) as info:
+        drive(roles)
+    text = str(info.value)
+    assert "party 2 failed during step 'cross'" in text, text
+    assert f"party 0 sent invalid {kind} for 'pair 0 2' (quad)" in text, text
+    assert why in text, text
+    assert roles[3].result is None
+
+
+def test_only_the_encryptor_of_a_block_may_send_its_input():
+    X, y, parts = grid_regression(300, seed=4)
+    roles = _roles(X, y, parts, backend="plaintext", noise="threshold", seed=0)
+
+    def resend(payload):
+        return payload
+
+    class _Impostor(_Tamper):
+        # party 1 also sends party 0's "pair 0 2" columns to party 2, as itself
+        def _out(self, messages):
+            out = list(messages)
+            for m in messages:
+                if m.kind == "encrypted columns" and m.payload["group"] == "pair 1 2":
+                    forged = {**m.payload, "group": "pair 0 2"}
+                    out.append(Message(m.step, m.sender, m.receiver, m.kind, forged))
+            return out
+
+    roles[1] = _Impostor(roles[1], None, resend)
+    with pytest.raises(ProtocolError) as info:
+        drive(roles)
+    text = str(info.value)
+    assert "party 2 failed during step" in text, text
+    assert (
+        "party 1 sent 'encrypted columns' for 'pair 0 2' (quad), which party 0 "
+        "encrypts for party 2"
+    ) in text, text
+
+
+MALFORMED_NOISE = {
+    "missing": (lambda a: None, "sent no noise for"),
+    "scalar": (lambda a: 0.0, "got a float"),
+    "times_1e12": (lambda a: a * 1e12 + 1.0, "out of range"),
+}
+
+
+@pytest.mark.parametrize("case", list(MALFORMED_NOISE))
+def test_malformed_dealer_noise_ends_the_run_naming_the_dealer(case):
+    fn, why = MALFORMED_NOISE[case]
+    X, y, parts = grid_regression(300, seed=4)
+    roles = _roles(X, y, parts, backend="plaintext", noise="dealer", seed=0)
+
+    def edit(payload):
+        key = "local 0 quad"
+        if key in payload:
+            value = fn(payload[key])
+            if value is None:
+                del payload[key]  # no noise: the party would release exact sums
+            else:
+                payload[key] = value
+        return payload
+
+    roles[-1] = _Tamper(roles[-1], "noise", edit)
+    with pytest.raises(ProtocolError) as info:
+        drive(roles)
+    text = str(info.value)
+    assert "party 0 failed during step" in text, text
+    assert "noise dealer sent" in text and "'local 0' (quad)" in text, text
+    assert why in text, text
+    assert roles[3].result is None

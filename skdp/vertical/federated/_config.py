@@ -14,7 +14,9 @@ ranges, loading checks what the run would otherwise find late:
   ``random_state``, a ``gaussian`` mechanism needs ``0 < delta < 1``) and the
   bottom-up budgets (:func:`skdp.vertical._plan.check_public_parameters`);
 - output paths: the nearest existing directory above them must be a writable
-  directory (not a regular file), and an existing output must be a file;
+  directory (not a regular file; a probe file is created, written and removed
+  there, since ``os.access`` says yes to root even under ``/proc``) with
+  ``MIN_FREE_BYTES`` (16 MiB) free, and an existing output must be a file;
 - the data file must be a regular file.
 
 The listen address is bound when the run starts, also before any protocol

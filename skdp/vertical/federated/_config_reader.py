@@ -151,6 +151,9 @@ class Reader:
             target = path.with_suffix(suffix) if suffix else path
             if target.exists() and not target.is_file():
                 self._fail(key, f"names {target}, which exists and is not a file")
+        problem = write_problem(parent)
+        if problem is not None:
+            self._fail(key, f"cannot be written: {problem}")
         return path
 
     def done(self):
@@ -161,6 +164,53 @@ class Reader:
                 + ", ".join(f"'{self.prefix}{k}'" for k in unknown)
                 + "."
             )
+
+
+#: Bytes an output directory must have free at start-up (and that the start-up
+#: probe writes): a model file is far smaller (8 bytes per coefficient plus its
+#: JSON), so a run is never lost to a disk that was full before it started.
+MIN_FREE_BYTES = 16 * 2**20
+PROBE_BYTES = 64 * 2**10
+
+
+def write_problem(directory, min_free=MIN_FREE_BYTES):
+    """Why files cannot be written in ``directory`` now, or None.
+
+    ``os.access`` answers yes to root everywhere, even under ``/proc``; so a
+    file is actually created there (exclusively, a random name), written
+    (``PROBE_BYTES``, flushed to the disk) and removed, and the file system
+    must have ``min_free`` bytes free for an unprivileged writer
+    (``statvfs``'s ``f_bavail``).
+    """
+    import tempfile
+
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".skdp-probe-", dir=directory)
+    except OSError as exc:
+        return f"no file can be created in {directory} ({exc.strerror or exc})"
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(b"\0" * PROBE_BYTES)
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as exc:
+        return f"writing a file in {directory} fails ({exc.strerror or exc})"
+    finally:
+        try:
+            os.remove(probe)
+        except OSError:
+            pass
+    try:
+        stat = os.statvfs(directory)
+    except OSError as exc:
+        return f"the free space of {directory} is unknown ({exc.strerror or exc})"
+    free = stat.f_bavail * stat.f_frsize
+    if free < min_free:
+        return (
+            f"{directory} has {free} bytes free, less than the {min_free} a run "
+            "needs to write its output"
+        )
+    return None
 
 
 def load_toml(path):

@@ -159,7 +159,8 @@ def save_model(path, model):
     ``n_features_in``, ``privacy_spent`` (``{"epsilon", "delta"}``), and
     optionally the other fields of the schema (see the module docstring). The
     model is checked against the schema first (:class:`ModelFileError` naming
-    the field). Returns the two paths.
+    the field). Returns the two paths. On any error while writing, the
+    temporary files are removed before the error propagates.
     """
     npz, js = _paths(path)
     arrays = {
@@ -172,11 +173,20 @@ def save_model(path, model):
     _Checked(js, npz, meta, arrays)  # never write what load_model would refuse
     npz.parent.mkdir(parents=True, exist_ok=True)
     tmp_npz, tmp_js = npz.with_name(npz.name + ".tmp"), js.with_name(js.name + ".tmp")
-    with open(tmp_npz, "wb") as f:
-        np.savez(f, **arrays)
-    tmp_js.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp_npz, npz)
-    os.replace(tmp_js, js)
+    try:
+        with open(tmp_npz, "wb") as f:
+            np.savez(f, **arrays)
+        tmp_js.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+        os.replace(tmp_npz, npz)
+        os.replace(tmp_js, js)
+    except BaseException:
+        # a full disk, an interrupt: no temporary file stays behind
+        for tmp in (tmp_npz, tmp_js):
+            try:
+                tmp.unlink()
+            except FileNotFoundError:
+                pass
+        raise
     return npz, js
 
 

@@ -5,9 +5,10 @@ A :class:`Node` delivers messages between named participants over
 :class:`FederatedError` whose message names the cause:
 
 - startup: every peer must answer within ``timeouts.startup``; before its first
-  ping, each peer's certificate is checked for its expected DNS name
-  (:func:`~._tls.check_peer_name`). A TLS failure, a wrong CA or a wrong name
-  fails at once with the reason, and so does a peer that answers that the run
+  ping, each peer's certificate is checked for its expected DNS name, and for
+  naming no other participant (:func:`~._tls.check_peer_name`). A TLS failure,
+  a wrong CA, a wrong name or a certificate naming two participants fails at
+  once with the reason, and so does a peer that answers that the run
   was aborted (with the peer's cause);
 - every call has a deadline (``timeouts.call`` plus one second per 5 MB) and a
   watchdog: a send is cancelled as soon as the run is aborted or past the
@@ -29,7 +30,8 @@ waiting out ``startup``.
 Messages on the wire carry *role* names (``"server"``, ``"party 0"``, ...) or
 participant names; ``hosts`` maps each to the participant (certificate name) that
 may send as it, and every delivered message's sender is checked against the
-caller's certificate.
+caller's certificate, which must name exactly one participant: the one hosting
+the sender.
 """
 
 import queue
@@ -40,7 +42,11 @@ import time
 from collections import deque
 
 from skdp.vertical._messages import ABORT, Message, ProtocolError
-from skdp.vertical.federated._tls import check_peer_name
+from skdp.vertical.federated._tls import (
+    IdentityError,
+    check_peer_name,
+    named_participants,
+)
 from skdp.vertical.federated._transport import Endpoint, Peer, TransportError
 
 __all__ = ["FederatedError", "Node"]
@@ -144,13 +150,23 @@ class Node:
         self.endpoint.start()
 
     # ---------------------------------------------------------- receiving
+    @property
+    def participants(self):
+        """Every participant this node knows (itself included)."""
+        return set(self.hosts.values())
+
     def _authorized(self, sender, cert_names):
+        """The caller may send as ``sender``: its certificate names exactly one
+        participant, the one hosting ``sender`` (not this node)."""
         host = self.hosts.get(sender)
-        return host is not None and host in cert_names and host != self.name
+        named = named_participants(cert_names, self.participants)
+        return host is not None and named == [host] and host != self.name
 
     def _admits(self, cert_names):
-        expected = set(self.hosts.values()) - {self.name}
-        return not expected.isdisjoint(cert_names)
+        """A caller is admitted only with a certificate that names exactly one
+        participant, another than this node."""
+        named = named_participants(cert_names, self.participants)
+        return len(named) == 1 and named[0] != self.name
 
     def _on_message(self, message, nbytes):
         with self._lock:
@@ -240,7 +256,11 @@ class Node:
                 self.tls.key,
                 # generous: a handshake on a loaded machine can take seconds
                 timeout=min(15.0, self.timeouts.call),
+                participants=self.participants,
             )
+        except IdentityError as exc:
+            self.unreachable.add(p)  # not p's alone: no retries to it
+            raise FederatedError(f"{self.name}: refusing {p}: {exc}") from None
         except ssl.SSLCertVerificationError as exc:
             self.unreachable.add(p)  # no abort can reach it either
             raise FederatedError(

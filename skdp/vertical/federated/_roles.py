@@ -278,6 +278,7 @@ def server_roles(config, accepted):
             backend=config.backend,
             noise_generation=config.noise_generation,
             n_classes=config.n_classes,
+            party_names=names,
         )
     }
     if config.noise_generation == "dealer":

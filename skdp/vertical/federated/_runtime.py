@@ -58,7 +58,11 @@ from skdp.vertical.federated._roles import (
     party_role,
     server_roles,
 )
-from skdp.vertical.federated._tls import check_own_certificate
+from skdp.vertical.federated._tls import (
+    check_own_certificate,
+    dns_names,
+    named_participants,
+)
 from skdp.vertical.federated._transport import ListenError
 
 __all__ = ["FederatedError", "run_party", "run_server"]
@@ -107,10 +111,22 @@ def _start_node(config, peers):
         raise ConfigError(f"{config.source}: key 'listen': {exc}") from None
 
 
-def _check_certificate(config):
+def _check_certificate(config, participants):
+    """Its own certificate must be valid for its name under its CA and name no
+    other participant (``participants``: every one this participant knows)."""
     problem = check_own_certificate(
         config.name, config.tls.ca_cert, config.tls.cert, config.tls.key
     )
+    if problem is None:
+        named = named_participants(
+            dns_names(config.tls.cert.read_bytes()), {config.name, *participants}
+        )
+        others = [n for n in named if n != config.name]
+        if others:
+            problem = (
+                f"its certificate also names {', '.join(others)}: a participant's "
+                "certificate must name exactly one participant, its own"
+            )
     if problem is not None:
         raise FederatedError(
             f"{config.name}: {problem} (tls.cert {config.tls.cert}, tls.ca_cert "
@@ -243,7 +259,7 @@ def run_party(config, *, make_role=None, started=None, verbose=0):
     node = _start_node(config, config.peers)
     clock = _Clock(started)
     with _aborting_on_failure(node, config.name):
-        _check_certificate(config)
+        _check_certificate(config, config.peers)
         # a bad data file fails the run like anything else (peers are told)
         data = read_party_data(
             config.data_path, config.id_column, config.features, config.label, "raw"
@@ -379,7 +395,7 @@ def run_server(config, *, make_roles=None, make_model=None, started=None, verbos
     clock = _Clock(started)
     node = _start_node(config, peers)
     with _aborting_on_failure(node, config.name):
-        _check_certificate(config)
+        _check_certificate(config, peers)
         node.wait_for_peers()
         clock("connect")
         node.watch(peers)

@@ -22,16 +22,25 @@ rule, with no option to turn it off in gRPC Python); the handshake check at
 startup refuses such a peer, and a CA that never issues SAN-less certificates
 (``skdp-certs`` never does) leaves no gap at all. The receiving side of every
 call checks the caller's DNS SANs only (``peer_dns`` of gRPC's auth context).
+
+**One participant per certificate.** A certificate of the CA that carries the
+names of two participants (say ``telco`` and ``server``) would let its holder
+speak as either. Every participant refuses such a certificate: as a caller's
+(the endpoint admits a call only from a certificate naming exactly one expected
+participant, and only as that one), as a peer's at the startup handshake
+(:func:`check_peer_name` with ``participants``) and as its own at start-up.
 """
 
 import socket
 import ssl
 
 __all__ = [
+    "IdentityError",
     "TLSMaterialError",
     "check_own_certificate",
     "check_peer_name",
     "dns_names",
+    "named_participants",
     "read_tls_material",
 ]
 
@@ -42,6 +51,24 @@ class TLSMaterialError(ValueError):
     def __init__(self, key, message):
         super().__init__(message)
         self.key = key
+
+
+class IdentityError(ValueError):
+    """A certificate names more than one participant of the run: whoever holds
+    its key could speak as each of them, so it is no one's certificate.
+
+    ``names``: the participants it names."""
+
+    def __init__(self, message, names):
+        super().__init__(message)
+        self.names = list(names)
+
+
+def named_participants(cert_names, participants):
+    """The participants (sorted) among a certificate's DNS names. A valid
+    participant certificate names exactly one: its owner (other names, such
+    as ``localhost``, are no participant and do not count)."""
+    return sorted(set(cert_names) & set(participants))
 
 
 def dns_names(pem):
@@ -161,9 +188,15 @@ def check_own_certificate(name, ca_path, cert_path, key_path):
     return "the TLS check of its certificate did not complete"  # pragma: no cover
 
 
-def check_peer_name(address, name, ca_pem, cert_path, key_path, timeout):
+def check_peer_name(
+    address, name, ca_pem, cert_path, key_path, timeout, participants=()
+):
     """One TLS handshake with the peer at ``address`` expecting the DNS name
     ``name``; returns None when it passed.
+
+    ``participants``: every participant of the run; a peer certificate that
+    names any of them besides ``name`` raises :class:`IdentityError` (one
+    participant per certificate).
 
     Raises ``OSError`` when the peer does not accept connections (yet), and
     ``ssl.SSLError`` when the handshake fails: ``ssl.SSLCertVerificationError``
@@ -177,5 +210,15 @@ def check_peer_name(address, name, ca_pem, cert_path, key_path, timeout):
     ctx.maximum_version = ssl.TLSVersion.TLSv1_2
     ctx.set_alpn_protocols(["h2"])
     with socket.create_connection((host.strip("[]"), int(port)), timeout) as sock:
-        with ctx.wrap_socket(sock, server_hostname=name):
-            return None
+        with ctx.wrap_socket(sock, server_hostname=name) as tls:
+            cert = tls.getpeercert() or {}
+    names = [v for k, v in cert.get("subjectAltName", ()) if k == "DNS"]
+    named = named_participants(names, set(participants) | {name})
+    if len(named) > 1:
+        raise IdentityError(
+            f"the certificate of {name} at {address} names {len(named)} "
+            f"participants ({', '.join(named)}); a participant's certificate must "
+            "name exactly one",
+            named,
+        )
+    return None

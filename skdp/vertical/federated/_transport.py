@@ -278,7 +278,7 @@ class Endpoint:
                 context,
                 grpc.StatusCode.PERMISSION_DENIED,
                 f"{self.name}: refused a call from a certificate whose DNS names "
-                f"{sorted(set(names))} are no expected participant",
+                f"{sorted(set(names))} do not name exactly one expected participant",
             )
         self._check_failed(context, names)
         caller = tuple(sorted(set(names)))

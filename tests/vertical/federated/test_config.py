@@ -1,6 +1,8 @@
 """Party and server configs: valid files parse, bad ones name the key; policy."""
 
 import copy
+import os
+from pathlib import Path
 
 import pytest
 
@@ -275,3 +277,37 @@ def test_the_guide_configs_are_valid(tmp_path):
     s = load_server_config(tmp_path / "server.toml")
     assert [q.name for q in s.parties] == ["bank", "insurer", "telco"]
     assert s.label_party == "bank" and s.objective == "logistic"
+
+
+# ------------------------------------------- outputs: checked by writing, at load
+@pytest.mark.skipif(
+    not Path("/proc/self").is_dir() or os.geteuid() != 0,
+    reason="os.access says yes to root under /proc: only root shows the gap",
+)
+def test_an_output_under_proc_is_refused_at_load_even_as_root(files):
+    """As root, os.access(/proc, W_OK) is true, yet no file can be created
+    there: the run used to find out after the protocol, when writing the model."""
+    assert os.access("/proc", os.W_OK)
+    table = copy.deepcopy(SERVER)
+    table["output"] = "/proc/skdp-model"
+    with pytest.raises(ConfigError, match=r"'output' cannot be written: no file can"):
+        _server(files, table)
+
+
+def test_an_output_without_free_space_is_refused_at_load(files, monkeypatch):
+    import collections
+
+    real = os.statvfs
+    vfs = collections.namedtuple("vfs", "f_bavail f_frsize")
+
+    def full(path):
+        if Path(path) == files / "out" or Path(path) == files:
+            return vfs(f_bavail=10, f_frsize=4096)
+        return real(path)
+
+    monkeypatch.setattr(os, "statvfs", full)
+    with pytest.raises(ConfigError, match=r"'output' cannot be written: .* 40960 b"):
+        _server(files, copy.deepcopy(SERVER))
+    with pytest.raises(ConfigError, match=r"'output' cannot be written: .* bytes fr"):
+        _party(files, {**copy.deepcopy(PARTY), "output": "bank-out.json"})
+    assert not [p.name for p in files.iterdir() if p.name.startswith(".skdp-probe")]

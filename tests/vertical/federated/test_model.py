@@ -462,3 +462,37 @@ def test_the_full_schema_round_trips(tmp_path):
         assert [p.tolist() for p in est.partition_] == [[0, 1], [2]]
         assert est.privacy_spent_ == PrivacyBudget(1.0, 0.0)
         np.testing.assert_array_equal(est.offset_X_, np.zeros(3))
+
+
+@pytest.mark.parametrize("fails", ["savez", "second_replace"])
+def test_a_failed_write_leaves_no_temporary_file(tmp_path, monkeypatch, fails):
+    """A full disk (ENOSPC) while the model is written: the error propagates
+    and neither temporary file stays behind (nor a model file)."""
+    import errno
+    import os
+
+    def no_space(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    if fails == "savez":
+        real_savez = np.savez
+
+        def savez(f, **arrays):  # part of the file is written, then the disk is full
+            real_savez(f, **arrays)
+            no_space()
+
+        monkeypatch.setattr(np, "savez", savez)
+    else:
+        real_replace, calls = os.replace, []
+
+        def replace(src, dst):
+            calls.append(dst)
+            if len(calls) == 2:
+                no_space()
+            return real_replace(src, dst)
+
+        monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(OSError, match="No space left"):
+        save_model(tmp_path / "m", _model())
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    assert not (tmp_path / "m.json").exists()

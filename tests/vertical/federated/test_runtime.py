@@ -374,6 +374,73 @@ def test_ranges_excluding_zero_are_centred_in_threads(tmp_path):
     assert model.privacy_spent_ == ref.privacy_spent_
 
 
+def test_a_malformed_payload_over_mtls_releases_nothing_and_names_the_sender(
+    tmp_path, monkeypatch
+):
+    """org-1 (party 1) sends its noisy local coefficients times 1e12 over the
+    real gRPC/mTLS transport (threads of this process): the server refuses them
+    on receipt, every participant fails naming org-1, no model is written."""
+    from skdp.vertical._party import PartyRole
+
+    honest = PartyRole._local
+
+    def forged(self):
+        out = honest(self)
+        if self.index == 1:
+            out = {**out, "quad": out["quad"] * 1e12}
+        return out
+
+    monkeypatch.setattr(PartyRole, "_local", forged)
+    dep = _small(tmp_path)
+    results = _run_threads(dep, timeout=90)
+    _all_failed(results, dep)
+    assert not (dep.dir / "model.npz").exists()
+    why = "party 1 (org-1) sent invalid noisy local coefficients: 'quad' is out of"
+    assert why in str(results["server"]), results["server"]
+    for name in dep.names:
+        # from the server's abort, or relayed by a party whose send it refused
+        assert why in str(results[name]), results[name]
+
+
+@pytest.mark.parametrize(
+    "who, case", [("org-0", "lin_scalar"), ("org-1", "quad_string")]
+)
+def test_a_malformed_payload_between_processes_ends_every_process(tmp_path, who, case):
+    """Separate processes over mTLS (the console entry point): a party sends
+    malformed local coefficients (org-0, the label party: ``lin`` as a scalar;
+    org-1: ``quad`` as a string). Every process exits 1 within 10 s of the
+    send naming the sender, and no model is written."""
+    index = {"org-0": 0, "org-1": 1}[who]
+    blocks, _, y = _data(40, [1, 1, 1], "linear")
+    timeouts = {"startup": 60.0, "call": 30.0, "heartbeat": 1.0, "protocol": 300.0}
+    dep = Deployment(tmp_path, blocks, y, timeouts=timeouts)
+    marker = tmp_path / "forged"
+    procs = launch(
+        dep.write(),
+        module="tests.vertical.federated._forge",
+        extra_env={"SKDP_FORGE": f"{who}:{case}", "SKDP_FORGE_MARKER": str(marker)},
+    )
+    names = ["server", *dep.names]
+    try:
+        deadline = time.monotonic() + PROCESS_TIMEOUT
+        while not marker.exists() and time.monotonic() < deadline:
+            if any(p.poll() is not None for p in procs.values()):
+                break
+            time.sleep(0.05)
+        sent_at = time.monotonic()
+        assert marker.exists(), f"{who} never sent its local coefficients"
+        out = wait_exits(procs, names, 10.0, since=sent_at)
+    finally:
+        kill_all(procs)
+    why = f"party {index} ({who}) sent invalid noisy local coefficients"
+    for name in names:
+        code, seconds, err = out[name]
+        assert code == 1, f"{name} exited {code} ({seconds:.1f} s): {err[-2000:]}"
+        assert why in err, (name, err[-2000:])
+    assert not (tmp_path / "model.json").exists()
+    assert not (tmp_path / "model.npz").exists()
+
+
 def test_bad_data_file_fails_everyone(tmp_path):
     dep = _small(tmp_path)
     path = tmp_path / "org-1.csv"

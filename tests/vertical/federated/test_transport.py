@@ -376,3 +376,112 @@ def test_a_send_to_a_frozen_peer_ends(pki):
         _stop(proc)  # SIGKILL ends a stopped process
         kept.close()
         told.close()
+
+
+# ------------------------------------------------ one participant per certificate
+@pytest.fixture
+def two_names(tmp_path):
+    """bank, server and telco of one CA, and a right-CA certificate whose DNS
+    SANs name two participants: telco and server."""
+    d = tmp_path / "pki"
+    init_ca(d)
+    for name in ["bank", "server", "telco"]:
+        issue(d, name)
+    issue_certificate(d, "telco-server", "telco", ["telco", "server"])
+    return d
+
+
+def _files(d, name):
+    return tuple((d / f"{name}{ext}").read_bytes() for ext in (".pem", ".key"))
+
+
+def _node(d, name, peers):
+    from skdp.vertical.federated._config import Timeouts, TLSConfig
+    from skdp.vertical.federated._node import Node
+
+    tls = TLSConfig(d / "ca.pem", d / f"{name}.pem", d / f"{name}.key")
+    timeouts = Timeouts(call=5.0, startup=10.0, protocol=60.0, heartbeat=1.0)
+    return Node(name, "127.0.0.1:0", peers, tls, timeouts, 2**20)
+
+
+def test_a_certificate_naming_two_participants_speaks_as_neither(two_names):
+    """The forged abort of issue 36: a certificate naming telco and server sent
+    an abort as server, accepted by bank. bank now refuses every call from it,
+    as either name, before reading a chunk; the real server's abort still
+    arrives."""
+    from skdp.vertical._messages import ABORT
+
+    d = two_names
+    node = _node(d, "bank", {"server": "127.0.0.1:9", "telco": "127.0.0.1:9"})
+    address = f"127.0.0.1:{node.endpoint.port}"
+    ca = (d / "ca.pem").read_bytes()
+    forged = Peer("telco", "bank", address, ca, *_files(d, "telco-server"), timeout=10)
+    server = Peer("server", "bank", address, ca, *_files(d, "server"), timeout=10)
+    try:
+        for sender in ["server", "telco"]:
+            abort = Message(ABORT, sender, "bank", "abort", {"cause": "forged"})
+            with pytest.raises(TransportError, match="PERMISSION_DENIED"):
+                forged.send(abort)
+        with pytest.raises(TransportError, match="PERMISSION_DENIED"):
+            forged.ping()
+        assert node._abort is None
+        refused = node.endpoint.refused.get_nowait()
+        assert "['server', 'telco'] do not name exactly one expected" in refused
+        server.send(Message(ABORT, "server", "bank", "abort", {"cause": "real"}))
+        assert node._abort == ("server", "real")
+    finally:
+        forged.close()
+        server.close()
+        node.close()
+
+
+def test_a_peer_whose_certificate_names_two_participants_is_refused(two_names):
+    """The client side: bank's startup handshake with "server" refuses a peer
+    whose certificate (of the right CA, valid for "server") also names telco,
+    at once and without retrying it."""
+    from skdp.vertical.federated._node import FederatedError
+
+    d = two_names
+    ca = (d / "ca.pem").read_bytes()
+    impostor = Endpoint(
+        "server",
+        "127.0.0.1:0",
+        ca,
+        *_files(d, "telco-server"),
+        lambda s, n: True,
+        lambda m, n: None,
+    ).start()
+    address = f"127.0.0.1:{impostor.port}"
+    node = _node(d, "bank", {"server": address, "telco": "127.0.0.1:9"})
+    try:
+        with pytest.raises(FederatedError) as info:
+            node.wait_for_peers(["server"])
+        assert "server" in node.unreachable and "server" not in node.reached
+    finally:
+        node.close()
+        impostor.stop()
+    assert (
+        f"bank: refusing server: the certificate of server at {address} names 2 "
+        "participants (server, telco); a participant's certificate must name "
+        "exactly one"
+    ) in str(info.value)
+
+
+def test_a_participant_refuses_its_own_certificate_naming_two(two_names):
+    from types import SimpleNamespace
+
+    from skdp.vertical.federated._config import TLSConfig
+    from skdp.vertical.federated._node import FederatedError
+    from skdp.vertical.federated._runtime import _check_certificate
+
+    d = two_names
+    tls = TLSConfig(d / "ca.pem", d / "telco-server.pem", d / "telco-server.key")
+    config = SimpleNamespace(name="telco", tls=tls)
+    with pytest.raises(FederatedError, match="its certificate also names server"):
+        _check_certificate(config, ["server", "bank"])
+    # the same certificate in a run without a participant named server is fine
+    _check_certificate(config, ["bank"])
+    honest = SimpleNamespace(
+        name="telco", tls=TLSConfig(d / "ca.pem", d / "telco.pem", d / "telco.key")
+    )
+    _check_certificate(honest, ["server", "bank"])
