@@ -238,7 +238,8 @@ def _column_range(x, epsilon, grid, log_weight, rng, envelope=None):
     below ``CENTRE_WIDTH_BELOW``: a median and a half-width instead."""
     q = quantile_level(x.size, epsilon)
     if envelope is None and x.size * epsilon < CENTRE_WIDTH_BELOW:
-        return (*centre_width_range(x, epsilon, grid, log_weight, rng), q)
+        low, high = centre_width_range(x, epsilon, grid, log_weight, rng)
+        return (*_positive_width(low, high, grid), q)
     sorted_x = np.sort(x)
     d_low = quantile_distance(sorted_x, grid, q)
     d_high = quantile_distance(sorted_x, grid, 1.0 - q)
@@ -258,7 +259,27 @@ def _column_range(x, epsilon, grid, log_weight, rng, envelope=None):
     low, high = low - k * width, high + k * width
     if envelope is not None:
         low, high = max(low, envelope[0]), min(high, envelope[1])
-    return low, high, q
+        return low, high, q
+    return (*_positive_width(low, high, grid), q)
+
+
+def _positive_width(low, high, grid):
+    """``(low, high)``, or the public grid's neighbours of a one-point range.
+
+    A released range of width 0 (a width of 0 or a quantile pair on one grid
+    point: most rows hold one value) says where most rows are, not how far
+    the others spread; every estimator refuses a range of width 0 (it would
+    clip every value to one constant). The grid points just below and above
+    the point are a public function of the released range: post-processing,
+    no privacy cost.
+    """
+    if high > low:
+        return low, high
+    below, above = grid[grid < low], grid[grid > high]
+    step = float(grid[-1] - grid[-2])
+    low = float(below[-1]) if below.size else float(low) - step
+    high = float(above[0]) if above.size else float(high) + step
+    return low, high
 
 
 @dataclass(frozen=True)

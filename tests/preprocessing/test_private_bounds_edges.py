@@ -376,3 +376,21 @@ def test_keep_the_envelope_score_is_exact_where_rows_are_clipped(monkeypatch):
     assert pb._fallback_log_weight(log_weight, epsilon, score) == pytest.approx(
         np.log(10.0) + 2 * total_mass + 0.5 * epsilon * expected, rel=1e-12
     )
+
+
+def test_a_column_mostly_one_value_gets_a_range_of_positive_width():
+    # 90% of the rows hold 20: the median-width release (small n * eps) and the
+    # quantile pair (larger) both land on the one value; a range of width 0
+    # was released (56 of these 120 calls before) and every estimator then
+    # refused it (the small-data benchmark's FM private column on CASchools)
+    x = np.full(300, 20.0)
+    x[:30] = np.linspace(0, 60, 30)
+    for seed in range(40):
+        for eps in (0.3, 1.0, 5.0):
+            r = private_bounds(x[:, None], epsilon=eps, random_state=seed)
+            assert r.upper[0] > r.lower[0]
+    X = np.column_stack([x, np.random.default_rng(0).normal(size=300)])
+    y = X[:, 1] * 0.5
+    FMLinearRegression(
+        epsilon=1.0, bounds_X="private", bounds_y=(-3, 3), random_state=0
+    ).fit(X, y)
