@@ -33,6 +33,7 @@ from skdp.utils import check_bounds
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.privacy_warnings import warn_privacy_leak
 from skdp.utils.sklearn_compat import (
+    BOUNDS,
     RANDOM_STATE,
     Interval,
     Options,
@@ -58,7 +59,7 @@ FM_PARAMETER_CONSTRAINTS = {
     ],
     "delta": [Interval(numbers.Real, 0, 1, closed="left")],
     "mechanism": [StrOptions({"laplace", "gaussian"})],
-    "bounds_X": [tuple, list, None],
+    "bounds_X": [BOUNDS, None],
     "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
     "max_nonzero": [Interval(numbers.Integral, 1, None, closed="left"), None],
     "fit_intercept": ["boolean"],
@@ -74,7 +75,7 @@ FM_PARAMETER_CONSTRAINTS = {
 # Parameters of the estimators that can release their own ranges
 # (``bounds_X="private"``; see skdp.preprocessing.private_bounds).
 PRIVATE_BOUNDS_CONSTRAINTS = {
-    "bounds_X": [tuple, list, StrOptions({"private"}), None],
+    "bounds_X": [BOUNDS, StrOptions({"private"}), None],
     "public_bounds": [dict, None],
     "bounds_budget_share": [Interval(numbers.Real, 0, 1, closed="neither")],
     "tighten_bounds": ["boolean"],
@@ -183,7 +184,9 @@ class FMDomainMixin:
         names = getattr(self, "feature_names_in_", None)
         public, envelope = {}, {}
         if self.bounds_X is not None and not _is_private(self.bounds_X):
-            lower, upper = check_bounds(self.bounds_X, d, name="bounds_X")
+            lower, upper = check_bounds(
+                self.bounds_X, d, name="bounds_X", feature_names=names
+            )
             declared = {j: (lower[j], upper[j]) for j in range(d)}
             # tighten_bounds: the declared box is the envelope of the release
             (envelope if x_private else public).update(declared)
@@ -221,18 +224,26 @@ class FMDomainMixin:
             bounds_y = (float(result.lower[d]), float(result.upper[d]))
         return bounds_X, bounds_y, result
 
-    def _resolve_declared_domain(self, n_features, X=None, y=None, released=None):
+    def _resolve_declared_domain(
+        self, n_features, X=None, y=None, released=None, feature_names=None
+    ):
         """The declared domain (given data, missing parts inferred with a
         PrivacyLeakWarning), unshifted, in the user's units. Sets no attribute.
 
         ``released``: ``(bounds_X, bounds_y)`` from
-        :meth:`_release_private_bounds`, used in place of the parameters."""
+        :meth:`_release_private_bounds`, used in place of the parameters.
+        ``feature_names``: the column names a ``bounds_X`` dict may be keyed
+        by (default ``feature_names_in_``, if set)."""
         d = int(n_features)
         private = not math.isinf(self.epsilon)
         lower = upper = None
         bounds_X = self.bounds_X if released is None else released[0]
+        if feature_names is None:
+            feature_names = getattr(self, "feature_names_in_", None)
         if bounds_X is not None:
-            lower, upper = check_bounds(bounds_X, d, name="bounds_X")
+            lower, upper = check_bounds(
+                bounds_X, d, name="bounds_X", feature_names=feature_names
+            )
         data_norm = self.data_norm
         if lower is None and data_norm is None:
             if private:
@@ -279,18 +290,25 @@ class FMDomainMixin:
             max_nonzero=getattr(self, "max_nonzero", None),
         )
 
-    def _resolve_domain(self, n_features, X=None, y=None, released=None):
+    def _resolve_domain(
+        self, n_features, X=None, y=None, released=None, feature_names=None
+    ):
         """The domain the fit works in: the declared one, centred when the
         estimator centres (:func:`~skdp._fm.centring.centred_domain`)."""
-        declared = self._resolve_declared_domain(n_features, X, y, released)
+        declared = self._resolve_declared_domain(
+            n_features, X, y, released, feature_names
+        )
         if not self._centre_domain:
             return declared
         return centred_domain(
             declared, self._objective, self.mechanism, self.linear_weight
         )
 
-    def _declared_domain(self, n_features, step="statistics"):
-        """The declared domain; ValueError naming what to declare if incomplete."""
+    def _declared_domain(self, n_features, step="statistics", feature_names=None):
+        """The declared domain; ValueError naming what to declare if incomplete.
+
+        ``feature_names``: the columns of the rows (a ``bounds_X`` dict may be
+        keyed by name)."""
         missing = self._undeclared()
         if missing:
             raise ValueError(
@@ -299,7 +317,7 @@ class FMDomainMixin:
                 + ". Inferring it from each block of rows would leak it and make "
                 "the statistics depend on how the rows were split."
             )
-        return self._resolve_domain(n_features)
+        return self._resolve_domain(n_features, feature_names=feature_names)
 
     def _set_domain_attributes(self, domain):
         """The domain in the user's units (``bounds_``, ``bounds_y_``) and the

@@ -22,6 +22,7 @@ from skdp.utils import (
 )
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.sklearn_compat import (
+    BOUNDS,
     RANDOM_STATE,
     Interval,
     Options,
@@ -262,8 +263,12 @@ class PrivatePCA(
         0: pure epsilon-DP, Laplace noise on the upper triangle (L1
         sensitivity). In (0, 1): Gaussian noise (Analyze Gauss) with the
         analytic calibration; use at most ``1 / n^2``.
-    bounds_X : tuple (lower, upper) or None, default=None
+    bounds_X : tuple (lower, upper), list of pairs, dict or None, default=None
         Per-feature ranges; rows are clipped to them.
+        One of: ``(lower, upper)`` (scalars or arrays of length n_features), a
+        list of ``(lo, hi)`` pairs one per feature, or a dict ``{feature: (lo,
+        hi)}`` naming every feature once, by column name (X a DataFrame) or by
+        index (see :func:`~skdp.utils.check_bounds`).
     data_norm : float or None, default=None
         Bound on each row's L2 norm; rows are scaled down to it (after the box
         clip). With neither this nor ``bounds_X``, the ranges are taken from
@@ -389,7 +394,7 @@ class PrivatePCA(
             Options(numbers.Real, {np.inf}),
         ],
         "delta": [Interval(numbers.Real, 0, 1, closed="left")],
-        "bounds_X": [tuple, list, None],
+        "bounds_X": [BOUNDS, None],
         "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "centering": ["boolean"],
         "random_state": RANDOM_STATE,
@@ -424,7 +429,12 @@ class PrivatePCA(
         d = X.shape[1]
         lower = upper = None
         if self.bounds_X is not None:
-            lower, upper = check_bounds(self.bounds_X, d, name="bounds_X")
+            lower, upper = check_bounds(
+                self.bounds_X,
+                d,
+                name="bounds_X",
+                feature_names=getattr(self, "feature_names_in_", None),
+            )
         elif self.data_norm is None:
             lower, upper = infer_bounds(X, name="bounds_X")
         if lower is not None:

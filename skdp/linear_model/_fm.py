@@ -52,6 +52,8 @@ def _value_key(value):
         return ("ndarray", value.dtype.str, value.shape, value.tobytes())
     if isinstance(value, list | tuple):
         return (type(value).__name__, tuple(_value_key(v) for v in value))
+    if isinstance(value, dict):  # e.g. bounds_X by feature
+        return ("dict", tuple((_value_key(k), _value_key(v)) for k, v in value.items()))
     try:
         hash(value)
     except TypeError:
@@ -112,12 +114,14 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
         names = None if type(X) is np.ndarray else get_feature_names(X)
         names = None if names is None else tuple(names.tolist())
         X, y = self._statistics_rows(X, y)
-        domain = _DOMAINS.setdefault(key, {}).get(X.shape[1])
+        # a bounds_X dict keyed by name reads the columns' names
+        cached = (X.shape[1], names)
+        domain = _DOMAINS.setdefault(key, {}).get(cached)
         if domain is None:
-            domain = self._declared_domain(X.shape[1])
+            domain = self._declared_domain(X.shape[1], feature_names=names)
             if len(_DOMAINS) > _DOMAINS_SIZE:
                 _DOMAINS.clear()
-            _DOMAINS.setdefault(key, {})[X.shape[1]] = domain
+            _DOMAINS.setdefault(key, {})[cached] = domain
         return self._block_statistics(
             X, y, domain, self._fingerprint_items(domain, names)
         )
@@ -182,8 +186,10 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
                 f"stats must be FMStatistics (from statistics()), got "
                 f"{type(stats).__name__}."
             )
-        domain = self._declared_domain(stats.n_features, step="fit_statistics")
         names = stats.domain.get("feature_names")
+        domain = self._declared_domain(
+            stats.n_features, step="fit_statistics", feature_names=names
+        )
         expected = dict(self._fingerprint_items(domain, names))
         diff = [
             f"{key} ({value!r} in stats, {expected.get(key)!r} here)"
@@ -462,10 +468,14 @@ _COMMON_PARAMS_DOC = """
         ``"laplace"``: pure epsilon-DP with the L1 sensitivity. ``"gaussian"``:
         (epsilon, delta)-DP with the L2 sensitivity and analytic calibration;
         under a row-norm bound its sensitivity does not grow with d.
-    bounds_X : tuple (lower, upper), "private" or None, default=None
-        Per-feature box (scalars or arrays of length n_features). Data outside is
-        clipped. ``"private"``: :meth:`fit` releases the box itself with
-        ``bounds_budget_share * epsilon`` (see ``public_bounds`` and Notes).
+    bounds_X : tuple, list of pairs, dict, "private" or None, default=None
+        Per-feature box; data outside is clipped. One of: ``(lower, upper)``
+        (scalars or arrays of length n_features), a list of ``(lo, hi)`` pairs
+        one per feature, or a dict ``{feature: (lo, hi)}`` naming every
+        feature once, by column name (X a DataFrame) or by index (see
+        :func:`~skdp.utils.check_bounds`). ``"private"``: :meth:`fit` releases
+        the box itself with ``bounds_budget_share * epsilon`` (see
+        ``public_bounds`` and Notes).
     data_norm : float or None, default=None
         Bound on the L2 norm of each row (feature part). Rows are scaled down to
         it. With both ``bounds_X`` and ``data_norm``, the bounds must contain 0 and

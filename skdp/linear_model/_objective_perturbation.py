@@ -93,9 +93,13 @@ class OPLogisticRegression(
     delta : float, default=0.0
         0: pure epsilon-DP (noise density ``~ exp(-gamma ||b||)``). In (0, 1):
         Gaussian noise with the exact privacy profile; use at most ``1/n^2``.
-    bounds_X : tuple (lower, upper) or None, default=None
+    bounds_X : tuple (lower, upper), list of pairs, dict or None, default=None
         Per-feature box; data outside is clipped. Centred at its midpoint when
         ``fit_intercept`` (free).
+        One of: ``(lower, upper)`` (scalars or arrays of length n_features), a
+        list of ``(lo, hi)`` pairs one per feature, or a dict ``{feature: (lo,
+        hi)}`` naming every feature once, by column name (X a DataFrame) or by
+        index (see :func:`~skdp.utils.check_bounds`).
     data_norm : float or None, default=None
         Bound on the L2 norm of each row's features; rows are scaled down to
         it. With neither this nor ``bounds_X`` it is taken from the data with a

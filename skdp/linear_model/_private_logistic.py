@@ -139,8 +139,12 @@ class PrivateLogisticRegression(ClassifierMixin, BudgetTrackingMixin, BaseEstima
     method : {"auto", "fm", "op"}, default="auto"
         ``"auto"``: OP iff its noise-to-signal ratio :func:`noise_level` is
         at most ``AUTO_THRESHOLD`` (see Notes), else FM.
-    bounds_X : tuple (lower, upper) or None, default=None
+    bounds_X : tuple (lower, upper), list of pairs, dict or None, default=None
         Per-feature box; data outside is clipped.
+        One of: ``(lower, upper)`` (scalars or arrays of length n_features), a
+        list of ``(lo, hi)`` pairs one per feature, or a dict ``{feature: (lo,
+        hi)}`` naming every feature once, by column name (X a DataFrame) or by
+        index (see :func:`~skdp.utils.check_bounds`).
     data_norm : float or None, default=None
         Bound on each row's L2 norm; rows are scaled down to it. With neither
         this nor ``bounds_X``, taken from the data with a
@@ -282,17 +286,29 @@ class PrivateLogisticRegression(ClassifierMixin, BudgetTrackingMixin, BaseEstima
         self.classes = classes
         self.random_state = random_state
 
-    def _domain_kwargs(self):
+    def _domain_kwargs(self, n_features):
+        """The declared domain for the fitted estimator, ``bounds_X`` in the
+        ``(lower, upper)`` form of :func:`~skdp.utils.check_bounds` (a dict by
+        column name is read here, where ``feature_names_in_`` is known; the
+        inner estimator is fitted on the validated array)."""
+        bounds_X = self.bounds_X
+        if bounds_X is not None:
+            bounds_X = check_bounds(
+                bounds_X,
+                n_features,
+                name="bounds_X",
+                feature_names=getattr(self, "feature_names_in_", None),
+            )
         return {
-            "bounds_X": self.bounds_X,
+            "bounds_X": bounds_X,
             "data_norm": self.data_norm,
             "max_nonzero": self.max_nonzero,
             "fit_intercept": self.fit_intercept,
         }
 
-    def _make(self, method):
+    def _make(self, method, n_features):
         common = {
-            **self._domain_kwargs(),
+            **self._domain_kwargs(n_features),
             "epsilon": self.epsilon,
             "delta": self.delta,
             "classes": self.classes,
@@ -304,7 +320,7 @@ class PrivateLogisticRegression(ClassifierMixin, BudgetTrackingMixin, BaseEstima
         return FMLogisticRegression(mechanism=mechanism, **common)
 
     def _noise_level(self, X, n_classes):
-        kwargs = self._domain_kwargs()
+        kwargs = self._domain_kwargs(X.shape[1])
         if self.bounds_X is None and self.data_norm is None:
             # undeclared: the fitted estimator warns that the domain leaks;
             # the rule reads the same inferred norm
@@ -327,7 +343,7 @@ class PrivateLogisticRegression(ClassifierMixin, BudgetTrackingMixin, BaseEstima
         if method == "auto":
             rho = self._noise_level(X, max(n_classes, 2))
             method = "op" if rho <= AUTO_THRESHOLD else "fm"
-        check = getattr(self._make(method), "_check_release", None)
+        check = getattr(self._make(method, X.shape[1]), "_check_release", None)
         if check is not None:
             check(X, y)
 
@@ -355,7 +371,7 @@ class PrivateLogisticRegression(ClassifierMixin, BudgetTrackingMixin, BaseEstima
         method = self.method
         if method == "auto":
             method = "op" if rho <= AUTO_THRESHOLD else "fm"
-        estimator = self._make(method).fit(X, y)
+        estimator = self._make(method, X.shape[1]).fit(X, y)
         self.estimator_ = estimator
         self.method_ = method
         self.noise_level_ = rho

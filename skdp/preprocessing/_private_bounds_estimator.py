@@ -23,6 +23,7 @@ from skdp.utils.release_order import (
     check_inner_params,
 )
 from skdp.utils.sklearn_compat import (
+    BOUNDS,
     RANDOM_STATE,
     HasMethods,
     fit_context,
@@ -63,9 +64,11 @@ class PrivateBoundsEstimator(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstima
         ``bounds_X=(-1, 1)``; its ``data_norm`` and ``max_nonzero`` (if any)
         must be unset (a norm bound in the user's units would not hold on the
         mapped features).
-    envelope : tuple (lower, upper) or None, default=None
-        Loose public ranges (scalars or arrays of length n_features, e.g. from
-        documentation) that each range is released inside; the release keeps
+    envelope : tuple (lower, upper), list of pairs, dict or None, default=None
+        Loose public ranges (e.g. from documentation; in any form ``bounds_X``
+        takes: ``(lower, upper)``, a list of ``(lo, hi)`` pairs, or a dict by
+        column name or index, see :func:`~skdp.utils.check_bounds`) that each
+        range is released inside; the release keeps
         them where the budget cannot find tighter ones, or where a looseness
         test finds the data fill half of one (then the rest of the range's
         part is recorded but not used: how much is left depends on the
@@ -141,7 +144,7 @@ class PrivateBoundsEstimator(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstima
 
     _parameter_constraints = {
         "estimator": [HasMethods(["fit", "get_params"])],
-        "envelope": [tuple, list, None],
+        "envelope": [BOUNDS, None],
         "public_bounds": [dict, None],
         "bounds_budget_share": [Interval(numbers.Real, 0, 1, closed="neither")],
         "random_state": RANDOM_STATE,
@@ -214,10 +217,12 @@ class PrivateBoundsEstimator(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstima
             inner._check_release(X, y)
         d = X.shape[1]
         envelope = None
-        if self.envelope is not None:
-            lower, upper = check_bounds(self.envelope, d, name="envelope")
-            envelope = {j: (lower[j], upper[j]) for j in range(d)}
         names = getattr(self, "feature_names_in_", None)
+        if self.envelope is not None:
+            lower, upper = check_bounds(
+                self.envelope, d, name="envelope", feature_names=names
+            )
+            envelope = {j: (lower[j], upper[j]) for j in range(d)}
         result = private_bounds(
             X,
             epsilon=epsilon * share,

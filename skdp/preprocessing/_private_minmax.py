@@ -12,6 +12,7 @@ from skdp.preprocessing._private_bounds import private_bounds
 from skdp.utils import check_bounds
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.sklearn_compat import (
+    BOUNDS,
     RANDOM_STATE,
     Interval,
     Options,
@@ -50,12 +51,16 @@ class PrivateMinMaxScaler(
         released. ``np.inf`` adds no noise: the exact minimum and maximum of the
         data clipped to ``bounds_X``, i.e. scikit-learn's ``MinMaxScaler`` on
         data inside the bounds.
-    bounds_X : tuple (lower, upper) or None, default=None
+    bounds_X : tuple (lower, upper), list of pairs, dict or None, default=None
         Declared (loose) ranges of the features: the released range lies
         inside them, and a range the data fill is kept as declared (see
-        :func:`~skdp.preprocessing.private_bounds`, ``envelope``). None: the
-        range is released over the scale-free grid (still private, no
-        warning), which needs a larger ``n * epsilon``.
+        :func:`~skdp.preprocessing.private_bounds`, ``envelope``). One of:
+        ``(lower, upper)`` (scalars or arrays of length n_features), a list of
+        ``(lo, hi)`` pairs one per feature, or a dict ``{feature: (lo, hi)}``
+        naming every feature once, by column name (X a DataFrame) or by index
+        (see :func:`~skdp.utils.check_bounds`). None: the range is released
+        over the scale-free grid (still private, no warning), which needs a
+        larger ``n * epsilon``.
     feature_range : tuple (min, max), default=(0, 1)
         The output range of the released data range.
     clip : bool, default=False
@@ -125,7 +130,7 @@ class PrivateMinMaxScaler(
             Interval(numbers.Real, 0, None, closed="neither"),
             Options(numbers.Real, {np.inf}),
         ],
-        "bounds_X": [tuple, list, None],
+        "bounds_X": [BOUNDS, None],
         "feature_range": [tuple],
         "clip": ["boolean"],
         "copy": ["boolean"],
@@ -170,7 +175,12 @@ class PrivateMinMaxScaler(
         lower = upper = None
         self.bounds_ = None
         if self.bounds_X is not None:
-            lower, upper = check_bounds(self.bounds_X, d, name="bounds_X")
+            lower, upper = check_bounds(
+                self.bounds_X,
+                d,
+                name="bounds_X",
+                feature_names=getattr(self, "feature_names_in_", None),
+            )
             self.bounds_ = (lower, upper)
         self.n_samples_seen_ = n
         if math.isinf(self.epsilon):

@@ -12,6 +12,7 @@ from skdp.mechanisms import GaussianMechanism, LaplaceMechanism
 from skdp.utils import check_bounds, infer_bounds, noise_generator
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.sklearn_compat import (
+    BOUNDS,
     RANDOM_STATE,
     Interval,
     Options,
@@ -152,11 +153,14 @@ class PrivateStandardScaler(
         0: pure epsilon-DP (Laplace noise, on skdp's floating-point-safe
         lattice). In (0, 1): the Gaussian mechanism (analytic calibration);
         use at most ``1 / n^2``.
-    bounds_X : tuple (lower, upper) or None, default=None
-        The declared range of each feature (scalars or arrays of length
-        ``n_features``). Data outside is clipped to it inside ``fit`` (the
-        caller's array is not modified). None: taken from the data with a
-        :class:`~skdp.exceptions.PrivacyLeakWarning` (not private).
+    bounds_X : tuple (lower, upper), list of pairs, dict or None, default=None
+        The declared range of each feature. Data outside is clipped to it
+        inside ``fit`` (the caller's array is not modified). One of:
+        ``(lower, upper)`` (scalars or arrays of length n_features), a list of
+        ``(lo, hi)`` pairs one per feature, or a dict ``{feature: (lo, hi)}``
+        naming every feature once, by column name (X a DataFrame) or by index
+        (see :func:`~skdp.utils.check_bounds`). None: taken from the data with
+        a :class:`~skdp.exceptions.PrivacyLeakWarning` (not private).
     with_mean : bool, default=True
         Centre the data in ``transform``.
     with_std : bool, default=True
@@ -278,7 +282,7 @@ class PrivateStandardScaler(
             Options(numbers.Real, {np.inf}),
         ],
         "delta": [Interval(numbers.Real, 0, 1, closed="left")],
-        "bounds_X": [tuple, list, None],
+        "bounds_X": [BOUNDS, None],
         "with_mean": ["boolean"],
         "with_std": ["boolean"],
         "copy": ["boolean"],
@@ -337,7 +341,12 @@ class PrivateStandardScaler(
         if self.bounds_X is None:
             lower, upper = infer_bounds(X, name="bounds_X")
         else:
-            lower, upper = check_bounds(self.bounds_X, d, name="bounds_X")
+            lower, upper = check_bounds(
+                self.bounds_X,
+                d,
+                name="bounds_X",
+                feature_names=getattr(self, "feature_names_in_", None),
+            )
         centre, half = (lower + upper) / 2, (upper - lower) / 2
         self.bounds_ = (lower, upper)
         self.n_samples_seen_ = n

@@ -98,18 +98,172 @@ def check_data_norm(data_norm, name="data_norm"):
     return check_sensitivity(data_norm, name)
 
 
-def check_bounds(bounds, n_features, name="bounds", min_width=0.0):
-    """Validate ``bounds = (lower, upper)`` and broadcast to ``n_features``.
+BOUNDS_FORMS = (
+    "a tuple (lower, upper) of scalars or arrays of length n_features; a list (or "
+    "array) of (lower, upper) pairs, one per feature; or a dict "
+    "{feature: (lower, upper)} naming every feature once, by column name (X a "
+    "DataFrame) or by integer index"
+)
+
+
+def _refuse(exc, name, message):
+    return exc(f"{name}: {message} Accepted forms of {name}: {BOUNDS_FORMS}.")
+
+
+def _pair(value, name, key):
+    """``(lo, hi)`` floats of one feature's entry ``value``."""
+    try:
+        if isinstance(value, str | bytes | dict):
+            raise TypeError
+        lo, hi = value
+    except (TypeError, ValueError):
+        raise _refuse(
+            TypeError,
+            name,
+            f"the entry for feature {key!r} must be a pair (lower, upper), "
+            f"got {value!r}.",
+        ) from None
+    try:
+        return float(lo), float(hi)
+    except (TypeError, ValueError):
+        raise _refuse(
+            TypeError,
+            name,
+            f"the entry for feature {key!r} must hold numbers, got {value!r}.",
+        ) from None
+
+
+def _dict_bounds(bounds, n_features, name, feature_names):
+    """``(lower, upper)`` arrays from ``{feature: (lo, hi)}``."""
+    names = None if feature_names is None else [str(f) for f in feature_names]
+    if names is not None and len(names) != n_features:
+        names = None
+    lower = np.full(n_features, np.nan)
+    upper = np.full(n_features, np.nan)
+    seen = {}
+    for key, value in bounds.items():
+        if isinstance(key, str):
+            if names is None:
+                raise _refuse(
+                    ValueError,
+                    name,
+                    f"keyed by the column name {key!r}, but X has no column "
+                    "names (fit on a NumPy array, not a DataFrame). Fit on a "
+                    "DataFrame with these column names, or key the dict by "
+                    "integer feature index, or give a list of (lower, upper) "
+                    "pairs in column order.",
+                )
+            if key not in names:
+                raise ValueError(
+                    f"{name} names the feature {key!r}, which is not a column "
+                    f"name of X (columns: {names})."
+                )
+            j = names.index(key)
+        elif isinstance(key, numbers.Integral) and not isinstance(key, bool | np.bool_):
+            j = int(key)
+            if not 0 <= j < n_features:
+                raise ValueError(
+                    f"{name} has feature index {j}; X has {n_features} features "
+                    f"(indices 0 to {n_features - 1})."
+                )
+        else:
+            raise _refuse(
+                TypeError,
+                name,
+                f"dict keys must be column names (str) or feature indices "
+                f"(int), got {key!r}.",
+            )
+        if j in seen:
+            raise ValueError(
+                f"{name} gives feature {j} twice (as {seen[j]!r} and {key!r}); "
+                "name every feature exactly once."
+            )
+        seen[j] = key
+        lower[j], upper[j] = _pair(value, name, key)
+    missing = [j for j in range(n_features) if j not in seen]
+    if missing:
+        labels = [names[j] if names is not None else j for j in missing[:10]]
+        raise ValueError(
+            f"{name} has no range for the features {labels}"
+            + (" (and more)" if len(missing) > 10 else "")
+            + "; a dict must name every feature of X exactly once."
+        )
+    return lower, upper
+
+
+def _as_pairs(bounds, n_features):
+    """``bounds`` as a float array of shape ``(n_features, 2)``, or None."""
+    try:
+        arr = np.asarray(bounds, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    return arr if arr.shape == (n_features, 2) else None
+
+
+def _bounds_arrays(bounds, n_features, name="bounds", feature_names=None):
+    """``(lower, upper)`` float arrays (scalars or length ``n_features``) from
+    any accepted form of ``bounds``; not yet broadcast or checked."""
+    if isinstance(bounds, dict):
+        return _dict_bounds(bounds, n_features, name, feature_names)
+    if isinstance(bounds, str | bytes) or not isinstance(
+        bounds, tuple | list | np.ndarray
+    ):
+        raise _refuse(TypeError, name, f"got {bounds!r}.")
+    pairs = None
+    if not (isinstance(bounds, tuple) and len(bounds) == 2):
+        pairs = _as_pairs(bounds, n_features)
+    if pairs is not None:
+        return pairs[:, 0].copy(), pairs[:, 1].copy()
+    if len(bounds) != 2 or (
+        not isinstance(bounds, tuple) and _as_pairs(bounds, 2) is not None
+    ):  # (a list of 2 pairs for another number of features)
+        if _as_pairs(bounds, len(bounds)) is None:
+            raise _refuse(TypeError, name, f"got {bounds!r}.")
+        raise _refuse(
+            ValueError,
+            name,
+            f"got {len(bounds)} (lower, upper) pairs for {n_features} features.",
+        )
+    try:
+        lower = np.asarray(bounds[0], dtype=np.float64)
+        upper = np.asarray(bounds[1], dtype=np.float64)
+    except (TypeError, ValueError):
+        raise _refuse(TypeError, name, f"must hold numbers, got {bounds!r}.") from None
+    return lower, upper
+
+
+def check_bounds(bounds, n_features, name="bounds", min_width=0.0, feature_names=None):
+    """Validate per-feature ``bounds`` in any accepted form; ``(lower, upper)``.
+
+    The one place where every ``bounds_X``-like parameter is read, so each
+    estimator accepts the same forms. Nothing is written back to the parameter.
 
     Parameters
     ----------
-    bounds : tuple (lower, upper)
-        Scalars or array-likes of length ``n_features``.
+    bounds : tuple, list, ndarray or dict
+        One of
+
+        - ``(lower, upper)``: a tuple of two scalars or array-likes of length
+          ``n_features`` (a scalar applies to every feature);
+        - a list or array of ``n_features`` pairs ``[(lo_0, hi_0), (lo_1,
+          hi_1), ...]``, one per feature in column order (shape
+          ``(n_features, 2)``);
+        - a dict ``{feature: (lo, hi)}`` naming every feature exactly once,
+          by column name (``feature_names`` must be given: X a DataFrame) or
+          by integer index ``0 <= j < n_features``.
+
+        A **tuple** of length 2 is always ``(lower, upper)``; a **list** or
+        array of shape ``(n_features, 2)`` is one pair per feature (with 2
+        features, ``([0, 1], [2, 3])`` is lower ``[0, 1]`` and upper
+        ``[2, 3]``, while ``[(0, 1), (2, 3)]`` is ``[0, 1]`` and ``[2, 3]``).
+        A list of length 2 of any other shape is ``(lower, upper)``.
     n_features : int
     name : str
         Parameter name used in error messages.
     min_width : float
         Each ``upper - lower`` must also be >= this.
+    feature_names : sequence of str or None
+        The column names of X (``feature_names_in_``), for a dict keyed by name.
 
     Returns
     -------
@@ -117,34 +271,38 @@ def check_bounds(bounds, n_features, name="bounds", min_width=0.0):
 
     Raises
     ------
+    TypeError
+        If ``bounds`` has none of the forms above (the message lists them).
     ValueError
-        If a bound is not finite, has the wrong length, or ``lower >= upper``
-        for some feature: a range of width 0 (``bounds=(1, 1)``) would clip
-        every value to one constant, so it is refused like an inverted one.
+        If a bound is not finite, the number of features differs, a dict
+        names an unknown feature, misses one or names one twice, or
+        ``lower >= upper`` for some feature: a range of width 0
+        (``bounds=(1, 1)``) would clip every value to one constant, so it is
+        refused like an inverted one.
 
     Examples
     --------
     >>> from skdp.utils import check_bounds
     >>> check_bounds((0, [1, 2]), 2)
     (array([0., 0.]), array([1., 2.]))
+    >>> check_bounds([(0, 1), (0, 2)], 2)
+    (array([0., 0.]), array([1., 2.]))
+    >>> check_bounds({"b": (0, 2), "a": (0, 1)}, 2, feature_names=["a", "b"])
+    (array([0., 0.]), array([1., 2.]))
     >>> check_bounds((1, 1), 1, name="bounds_y")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     ValueError: bounds_y must have lower < upper for every feature (a range of ...
     """
-    if not isinstance(bounds, tuple | list) or len(bounds) != 2:
-        raise TypeError(f"{name} must be a tuple (lower, upper), got {bounds!r}.")
-    try:
-        lower = np.asarray(bounds[0], dtype=np.float64)
-        upper = np.asarray(bounds[1], dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must hold numbers, got {bounds!r}.") from exc
+    lower, upper = _bounds_arrays(bounds, n_features, name, feature_names)
     out = []
     for side, arr in (("lower", lower), ("upper", upper)):
         if arr.ndim > 1 or (arr.ndim == 1 and arr.shape[0] != n_features):
-            raise ValueError(
-                f"{name} {side} bound must be a scalar or have length {n_features}, "
-                f"got shape {arr.shape}."
+            raise _refuse(
+                ValueError,
+                name,
+                f"the {side} bound must be a scalar or have length {n_features}, "
+                f"got shape {arr.shape}.",
             )
         if not np.all(np.isfinite(arr)):
             raise ValueError(f"{name} {side} bound must be finite, got {arr!r}.")
@@ -152,10 +310,25 @@ def check_bounds(bounds, n_features, name="bounds", min_width=0.0):
     lower, upper = out
     bad = np.flatnonzero(~(upper > lower) | (upper - lower < min_width))[:5]
     if bad.size:
+        hint = ""
+        pairs = _as_pairs(bounds, n_features) if n_features == 2 else None
+        if isinstance(bounds, tuple) and pairs is not None:
+            if np.all(pairs[:, 1] > pairs[:, 0]):
+                hint = (
+                    " A tuple of two sequences is read as (lower, upper); for "
+                    "one (lower, upper) pair per feature give a list "
+                    "[(lo_0, hi_0), (lo_1, hi_1)]."
+                )
+        elif pairs is not None and np.all(pairs[1] > pairs[0]):
+            hint = (
+                " A list of two pairs is read as one (lower, upper) pair per "
+                "feature; for lower and upper arrays give a tuple "
+                "([lo_0, lo_1], [hi_0, hi_1])."
+            )
         raise ValueError(
             f"{name} must have lower < upper for every feature (a range of width "
             f"0 clips every value to one constant); violated at indices "
-            f"{bad.tolist()}."
+            f"{bad.tolist()}.{hint}"
         )
     return lower, upper
 

@@ -23,7 +23,10 @@ from sklearn.utils._param_validation import (
 from sklearn.utils._set_output import ADAPTERS_MANAGER, _get_output_config
 from sklearn.utils.validation import _get_feature_names, validate_data
 
+from skdp.utils._validation import BOUNDS_FORMS
+
 __all__ = [
+    "BOUNDS",
     "RANDOM_STATE",
     "HasMethods",
     "Integral",
@@ -44,6 +47,30 @@ __all__ = [
 #: ``numpy.random.RandomState`` or a ``numpy.random.Generator`` (scikit-learn's own
 #: ``"random_state"`` constraint does not admit a Generator).
 RANDOM_STATE = ["random_state", np.random.Generator]
+
+
+class _PerFeatureBounds(Options):
+    """Constraint of a ``bounds_X``-like parameter: any form
+    :func:`skdp.utils.check_bounds` reads (a tuple ``(lower, upper)``, a list
+    or array of pairs, a dict by feature). Its text is the accepted forms, so
+    scikit-learn's ``InvalidParameterError`` shows them. (A subclass of
+    ``Options`` because scikit-learn passes only its own constraint classes
+    through ``make_constraint``.)"""
+
+    def __init__(self):
+        super().__init__(object, set())
+
+    def is_satisfied_by(self, val):
+        return isinstance(val, tuple | list | dict | np.ndarray)
+
+    def __str__(self):
+        return BOUNDS_FORMS
+
+
+#: The constraint of every per-feature bounds parameter (``bounds_X``,
+#: ``envelope``); the values are read by :func:`skdp.utils.check_bounds`
+#: inside ``fit`` (never written back).
+BOUNDS = _PerFeatureBounds()
 
 fit_context = _fit_context
 

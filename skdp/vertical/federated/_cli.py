@@ -139,7 +139,11 @@ def server_main(argv=None):
 
 
 def certs_main(argv=None):
-    """``skdp-certs init-ca DIR`` / ``skdp-certs issue DIR NAME [NAME ...]``"""
+    """``skdp-certs init-ca DIR`` / ``skdp-certs issue DIR NAME [NAME ...]``
+
+    Exit status 2 with the install hint of the ``federated`` extra when
+    ``cryptography`` cannot be imported (as ``skdp-party`` and ``skdp-server``).
+    """
     from skdp.vertical.federated._certs import init_ca, issue
 
     parser = argparse.ArgumentParser(
@@ -166,6 +170,16 @@ def certs_main(argv=None):
         help="replace an existing NAME.key / NAME.pem (never through a symlink)",
     )
     args = parser.parse_args(argv)
+    try:
+        import cryptography  # noqa: F401  (the certificates are made with it)
+    except ImportError:
+        from skdp.utils.extras import install_hint
+
+        print(
+            "skdp-certs: needs cryptography: " + install_hint("federated"),
+            file=sys.stderr,
+        )
+        return 2
     try:
         if args.command == "init-ca":
             print(init_ca(args.dir, days=args.days))
