@@ -39,9 +39,12 @@ def _lower_limit():
 class SlowLoris:
     """``n`` TCP connections to ``port``: each sends one byte (the first byte
     of a TLS record), then one more every :data:`DRIP` seconds, and never
-    completes a handshake. Records when the server closes each of them."""
+    completes a handshake. Records when the server closes each of them; with
+    ``reconnect``, replaces each closed one with a new connection at once
+    (within the 0.2 s poll)."""
 
-    def __init__(self, port, n, budget=30.0):
+    def __init__(self, port, n, budget=30.0, reconnect=False):
+        self.port, self.reconnect, self.reopened = port, reconnect, 0
         self.socks, self.closed_at = [], {}
         self.started = time.monotonic()
         self._stop = threading.Event()
@@ -65,15 +68,20 @@ class SlowLoris:
         last = time.monotonic()
         while not self._stop.wait(0.2):
             open_ = [s for s in self.socks if s not in self.closed_at]
-            for i in range(0, len(open_), 500):
-                ready, _, _ = select.select(open_[i : i + 500], [], [], 0)
-                for s in ready:
-                    try:
-                        data = s.recv(4096)
-                    except OSError:
-                        data = b""
-                    if not data:  # the server closed it
-                        self.closed_at[s] = time.monotonic() - self.started
+            poll = select.poll()  # not select(): descriptors may exceed 1024
+            by_fd = {s.fileno(): s for s in open_}
+            for fd in by_fd:
+                poll.register(fd, select.POLLIN)
+            for fd, _ in poll.poll(0):
+                s = by_fd[fd]
+                try:
+                    data = s.recv(4096)
+                except OSError:
+                    data = b""
+                if not data:  # the server closed it
+                    self.closed_at[s] = time.monotonic() - self.started
+                    if self.reconnect:
+                        self._reopen()
             if time.monotonic() - last >= DRIP:
                 last = time.monotonic()
                 for s in open_:
@@ -83,6 +91,19 @@ class SlowLoris:
                         s.send(b"\x03")
                     except OSError:
                         self.closed_at[s] = time.monotonic() - self.started
+
+    def _reopen(self):
+        try:
+            s = socket.create_connection(("127.0.0.1", self.port), timeout=1.0)
+        except OSError:
+            return
+        self.socks.append(s)
+        try:
+            s.sendall(b"\x16")
+            s.setblocking(False)
+            self.reopened += 1
+        except OSError:
+            self.closed_at[s] = time.monotonic() - self.started
 
     def open_count(self):
         return len(self.socks) - len(self.closed_at)
@@ -106,12 +127,16 @@ def _wait_listening(proc, port, seconds=60.0):
 
 
 @pytest.mark.slow
-def test_idle_strangers_beyond_the_descriptor_limit_do_not_stop_a_run(tmp_path):
+@pytest.mark.parametrize("reconnect", [False, True], ids=["idle", "reconnecting"])
+def test_idle_strangers_beyond_the_descriptor_limit_do_not_stop_a_run(
+    tmp_path, reconnect
+):
     """The server may hold LIMIT descriptors; STRANGERS idle connections that
-    never finish a TLS handshake are opened to it before the parties start.
-    The two parties still reach it and the server releases the same model as
-    the in-process estimator (the model a run without strangers releases),
-    well within the parties' ``startup``."""
+    never finish a TLS handshake are opened to it before the parties start
+    (``reconnecting``: each one the server closes is replaced at once). The
+    two parties still reach it and the server releases the same model as the
+    in-process estimator (the model a run without strangers releases), well
+    within the parties' ``startup``."""
     rng = np.random.default_rng(0)
     sizes = [1, 2]
     blocks = [rng.uniform(-1, 1, (40, s)) for s in sizes]
@@ -125,7 +150,7 @@ def test_idle_strangers_beyond_the_descriptor_limit_do_not_stop_a_run(tmp_path):
     try:
         procs |= launch({"server": paths["server"]}, preexec={"server": _lower_limit})
         assert _wait_listening(procs["server"], port), "the server never listened"
-        loris = SlowLoris(port, STRANGERS)
+        loris = SlowLoris(port, STRANGERS, reconnect=reconnect)
         assert len(loris.socks) == STRANGERS > LIMIT
         began = time.monotonic()
         procs |= launch({n: paths[n] for n in dep.names})
@@ -140,7 +165,8 @@ def test_idle_strangers_beyond_the_descriptor_limit_do_not_stop_a_run(tmp_path):
     print(
         f"\n{STRANGERS} strangers against {LIMIT} descriptors: run ended "
         f"{took:.1f} s after the parties started; {held} still open then; "
-        f"closed by the server at {closed[:1]}..{closed[-1:]} s"
+        f"{len(closed)} closed by the server, at {closed[:1]}..{closed[-1:]} s; "
+        f"{loris.reopened} reopened"
     )
     failed = [f"{n} exited {c}: {e[-1500:]}" for n, (c, _, e) in out.items() if c]
     assert not failed, "\n".join(failed)
