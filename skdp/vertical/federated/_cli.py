@@ -97,6 +97,10 @@ def _run(kind, argv, process):
         print(f"skdp-{kind}: config error: {exc}", file=sys.stderr)
         return 2
     who = f"skdp-{kind} {config.name}"
+    if process:  # the console script's own process: room for the connection cap
+        from skdp.vertical.federated._transport import raise_descriptor_limit
+
+        raise_descriptor_limit()
     # SIGTERM aborts the run like any failure: peers are told, nothing released
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:

@@ -128,13 +128,17 @@ class Timeouts:
     noticed within ``heartbeat + call``); ``startup``: until every peer answers
     (and how long a participant that failed early stays reachable to tell
     them); ``protocol``: the whole run; ``heartbeat``: interval of the
-    liveness pings and of the connections' keepalive pings (at least 1 s).
+    liveness pings and of the connections' keepalive pings (at least 1 s);
+    ``handshake``: how long an incoming connection may take to complete its TLS
+    handshake before the endpoint closes it (bounds what a stranger without a
+    certificate can hold, see :mod:`._transport`).
     """
 
     call: float = 120.0
     startup: float = 60.0
     protocol: float = 3600.0
     heartbeat: float = 2.0
+    handshake: float = 10.0
 
 
 @dataclass(frozen=True)
@@ -307,7 +311,7 @@ def _timeouts(reader):
     t = reader.sub("timeouts", required=False, keys=TIMEOUT_KEYS)
     kw = {
         k: t.get(k, float, getattr(Timeouts, k), is_positive, "a positive number")
-        for k in ("call", "startup", "protocol", "heartbeat")
+        for k in ("call", "startup", "protocol", "heartbeat", "handshake")
     }
     t.done()
     return Timeouts(**kw)

@@ -48,7 +48,7 @@ POLICY_KEYS = {
     "min_samples",
     "noise_generation",
 }
-TIMEOUT_KEYS = {"call", "startup", "protocol", "heartbeat"}
+TIMEOUT_KEYS = {"call", "startup", "protocol", "heartbeat", "handshake"}
 PARTY_ENTRY_KEYS = {"name", "address", "label"}
 MODEL_KEYS = {
     "objective",

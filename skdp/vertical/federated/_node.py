@@ -132,6 +132,8 @@ class Node:
             admits=self._admits,
             keepalive=keepalive,
             max_workers=max(8, 2 * len(peers) + 4),
+            handshake_timeout=timeouts.handshake,
+            n_peers=len(peers),
         )
         self.peers = {
             p: Peer(

@@ -188,6 +188,37 @@ def check_own_certificate(name, ca_path, cert_path, key_path):
     return "the TLS check of its certificate did not complete"  # pragma: no cover
 
 
+def _handshake(sock, ctx, name, address):
+    """A TLS handshake over ``sock`` through memory buffers, so that a peer
+    that closes before sending anything (``ConnectionResetError``) is told
+    apart from one that ends the handshake (``ssl.SSLError``); the peer's
+    certificate (``getpeercert()``)."""
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = ctx.wrap_bio(incoming, outgoing, server_hostname=name)
+    received = 0
+    while True:
+        try:
+            tls.do_handshake()
+            done = True
+        except ssl.SSLWantReadError:
+            done = False
+        pending = outgoing.read()
+        if pending:
+            sock.sendall(pending)
+        if done:
+            return tls.getpeercert() or {}
+        data = sock.recv(65536)
+        if not data:
+            if not received:
+                raise ConnectionResetError(
+                    f"{address} closed the connection before its TLS handshake"
+                )
+            incoming.write_eof()
+        else:
+            received += len(data)
+            incoming.write(data)
+
+
 def check_peer_name(
     address, name, ca_pem, cert_path, key_path, timeout, participants=()
 ):
@@ -198,20 +229,22 @@ def check_peer_name(
     names any of them besides ``name`` raises :class:`IdentityError` (one
     participant per certificate).
 
-    Raises ``OSError`` when the peer does not accept connections (yet), and
-    ``ssl.SSLError`` when the handshake fails: ``ssl.SSLCertVerificationError``
-    when the peer's certificate is not valid for ``name`` (expired, another CA,
-    the name only as CN or not at all), another ``ssl.SSLError`` when the peer
-    refuses this participant's certificate (TLS 1.2 is used, so the refusal
-    arrives during the handshake, with the peer's reason).
+    Raises ``OSError`` when the peer does not accept connections (yet),
+    including a peer that closes the connection before it has sent a single
+    byte of its handshake (it has no room for one more connection now, see
+    :mod:`._transport`), and ``ssl.SSLError`` when the handshake fails:
+    ``ssl.SSLCertVerificationError`` when the peer's certificate is not valid
+    for ``name`` (expired, another CA, the name only as CN or not at all),
+    another ``ssl.SSLError`` when the peer refuses this participant's
+    certificate (TLS 1.2 is used, so the refusal arrives during the handshake,
+    after the peer's first handshake bytes, with the peer's reason).
     """
     host, _, port = address.rpartition(":")
     ctx = _client_context(ca_pem, cert_path, key_path)
     ctx.maximum_version = ssl.TLSVersion.TLSv1_2
     ctx.set_alpn_protocols(["h2"])
     with socket.create_connection((host.strip("[]"), int(port)), timeout) as sock:
-        with ctx.wrap_socket(sock, server_hostname=name) as tls:
-            cert = tls.getpeercert() or {}
+        cert = _handshake(sock, ctx, name, address)
     names = [v for k, v in cert.get("subjectAltName", ()) if k == "DNS"]
     named = named_participants(names, set(participants) | {name})
     if len(named) > 1:

@@ -41,6 +41,30 @@ does not end. As a second guard, every call is waited for in slices
 (:meth:`Peer.send`): it is cancelled once its deadline has passed by
 :data:`WATCHDOG_GRACE` seconds or as soon as ``stop()`` gives a reason.
 
+**Strangers before authentication.** A caller without a certificate of the
+CA cannot finish the TLS handshake, so all a stranger can hold is a connection
+whose handshake never ends (a slow-loris: one byte every few seconds). Two
+limits act before any authentication (gRPC's C core owns the listening
+socket; these are its own server options):
+
+- a *handshake deadline* (``handshake_timeout``, ``grpc.server_handshake_timeout_ms``,
+  gRPC's default is 120 s): a connection that has not completed the TLS
+  handshake and the HTTP/2 preface within it is closed;
+- a *connection cap* (``max_connections``, ``grpc.max_allowed_incoming_connections``):
+  a connection accepted beyond it is closed at once. By default
+  (:func:`connection_cap`) the cap leaves :data:`RESERVED_DESCRIPTORS`
+  descriptors (plus four per peer) of the process's ``RLIMIT_NOFILE`` to the
+  process itself, so strangers never exhaust its descriptors: its own
+  channels, its startup handshakes and its output files always find one, and
+  the listening socket keeps accepting (a full descriptor table would leave
+  every later connection, a participant's too, in the kernel's backlog).
+
+So strangers can delay a participant's first connection by at most the
+handshake deadline once they stop opening connections; a participant's
+established connection is never affected. :func:`raise_descriptor_limit`
+(called by the console scripts) raises the soft ``RLIMIT_NOFILE`` to the hard
+limit first.
+
 **One listener per port.** The endpoint turns gRPC's ``SO_REUSEPORT`` off
 (``grpc.so_reuseport = 0``), so a second process cannot bind the same port and
 share its calls; a failed bind raises :class:`ListenError` naming the address.
@@ -48,6 +72,7 @@ share its calls; a failed bind raises :class:`ListenError` naming the address.
 
 import errno
 import queue
+import resource
 import socket
 import threading
 import time
@@ -62,7 +87,9 @@ __all__ = [
     "ListenError",
     "Peer",
     "TransportError",
+    "connection_cap",
     "peer_names",
+    "raise_descriptor_limit",
 ]
 
 SERVICE = "skdp.Federated"
@@ -80,6 +107,43 @@ _MAX_ANSWER_BYTES = 64 * 2**10
 WATCHDOG_GRACE = 1.0
 #: Smallest keepalive interval (the server accepts pings at twice this rate).
 _MIN_KEEPALIVE_MS = 1000
+#: Seconds a connection may take for its TLS handshake (and HTTP/2 preface)
+#: before the endpoint closes it.
+DEFAULT_HANDSHAKE_TIMEOUT = 10.0
+#: Descriptors the default connection cap leaves to the process itself (its
+#: channels, startup handshakes, files and gRPC's own), besides four per peer.
+RESERVED_DESCRIPTORS = 64
+#: Smallest connection cap (a process with very few descriptors).
+_MIN_CONNECTIONS = 16
+
+
+def raise_descriptor_limit():
+    """Raise this process's soft ``RLIMIT_NOFILE`` to its hard limit (at most
+    2**20 when the hard limit is unlimited); the soft limit afterwards.
+
+    A soft limit below the hard one (1024 on many systems) would make the
+    connection cap needlessly small. Never raises: a limit it cannot change is
+    left as it is.
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = 2**20 if hard == resource.RLIM_INFINITY else hard
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError):
+            pass
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def connection_cap(n_peers=0):
+    """Incoming connections an endpoint accepts at once by default: the soft
+    ``RLIMIT_NOFILE`` less :data:`RESERVED_DESCRIPTORS` and four per peer (at
+    least 16; at most 2**20)."""
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft == resource.RLIM_INFINITY:
+        soft = 2**20
+    cap = soft - RESERVED_DESCRIPTORS - 4 * int(n_peers)
+    return int(min(max(_MIN_CONNECTIONS, cap), 2**20))
 
 
 class TransportError(RuntimeError):
@@ -169,6 +233,14 @@ class Endpoint:
         connection.
     max_workers : int
         Threads serving calls (a ``Deliver`` holds one while it streams).
+    handshake_timeout : float
+        Seconds a connection may take to complete its TLS handshake before it
+        is closed (a stranger that stalls it holds a descriptor no longer).
+    max_connections : int or None
+        Incoming connections held at once, any further one is closed at once;
+        None: :func:`connection_cap` with ``n_peers``.
+    n_peers : int
+        Peers of this participant (for the default ``max_connections``).
 
     Raises
     ------
@@ -191,10 +263,17 @@ class Endpoint:
         admits=None,
         keepalive=(2.0, 20.0),
         max_workers=8,
+        handshake_timeout=DEFAULT_HANDSHAKE_TIMEOUT,
+        max_connections=None,
+        n_peers=0,
     ):
         import grpc
 
         self.name = name
+        self.handshake_timeout = float(handshake_timeout)
+        self.max_connections = (
+            connection_cap(n_peers) if max_connections is None else int(max_connections)
+        )
         self._authorize = authorize
         self._admits = admits or (lambda names: bool(names))
         self._is_local = is_local or (lambda receiver: receiver == name)
@@ -221,6 +300,14 @@ class Endpoint:
             # (a caller already holds a certificate of the CA)
             ("grpc.http2.min_recv_ping_interval_without_data_ms", 500),
             ("grpc.http2.max_ping_strikes", 0),
+            # before authentication: a stranger's stalled handshake is closed
+            # after handshake_timeout, and never more than max_connections
+            # connections hold descriptors (see the module docstring)
+            (
+                "grpc.server_handshake_timeout_ms",
+                max(1, int(self.handshake_timeout * 1000)),
+            ),
+            ("grpc.max_allowed_incoming_connections", self.max_connections),
         ]
         self._server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=max_workers),

@@ -217,8 +217,11 @@ def env():
     return e
 
 
-def launch(configs, module="skdp.vertical.federated", extra_env=None):
-    """Start one process per ``{name: config path}``; ``server`` is the server."""
+def launch(configs, module="skdp.vertical.federated", extra_env=None, preexec=None):
+    """Start one process per ``{name: config path}``; ``server`` is the server.
+
+    ``preexec``: ``{name: callable}`` run in that child before it starts
+    (e.g. to lower its limits with :mod:`resource`)."""
     procs = {}
     e = env() | (extra_env or {})
     for name, path in configs.items():
@@ -230,6 +233,7 @@ def launch(configs, module="skdp.vertical.federated", extra_env=None):
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=(preexec or {}).get(name),
         )
     return procs
 

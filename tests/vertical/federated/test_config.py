@@ -107,6 +107,7 @@ def _broken(table, path, value=None, delete=False):
         (["policy", "backends"], ["rot13"], False, "'policy.backends' must list"),
         (["policy", "extra"], 1, False, "unknown key\\(s\\) 'policy.extra'"),
         (["timeouts"], {"call": 0}, False, "'timeouts.call' must be a positive"),
+        (["timeouts"], {"handshake": 0}, False, "'timeouts.handshake' must be a"),
         # found at load, before any protocol step (they used to fail later)
         (["tls", "key"], "bank.pem", False, "'tls.key' holds a certificate, not a"),
         (["tls", "key"], "ca.key", False, "'tls.key' does not belong to the cert"),
@@ -311,3 +312,15 @@ def test_an_output_without_free_space_is_refused_at_load(files, monkeypatch):
     with pytest.raises(ConfigError, match=r"'output' cannot be written: .* bytes fr"):
         _party(files, {**copy.deepcopy(PARTY), "output": "bank-out.json"})
     assert not [p.name for p in files.iterdir() if p.name.startswith(".skdp-probe")]
+
+
+def test_the_handshake_deadline_defaults_to_10_s_and_is_read(files):
+    """``timeouts.handshake``: seconds an incoming connection may take for its
+    TLS handshake (a stranger's stalled one is closed then)."""
+    assert _party(files, PARTY).timeouts.handshake == 10.0
+    table = copy.deepcopy(PARTY)
+    table["timeouts"] = {"handshake": 2.5}
+    assert _party(files, table).timeouts.handshake == 2.5
+    server = copy.deepcopy(SERVER)
+    server["timeouts"] = {"handshake": 4}
+    assert _server(files, server).timeouts.handshake == 4.0

@@ -5,9 +5,12 @@ measured, in a process of their own; each test bounds its time."""
 
 import os
 import signal
+import socket
+import ssl
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -485,3 +488,133 @@ def test_a_participant_refuses_its_own_certificate_naming_two(two_names):
         name="telco", tls=TLSConfig(d / "ca.pem", d / "telco.pem", d / "telco.key")
     )
     _check_certificate(honest, ["server", "bank"])
+
+
+# ------------------------------------------------------------ before authentication
+def _stranger(port):
+    """A connection that sends one byte of a TLS record and then stalls."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s.sendall(b"\x16")
+    return s
+
+
+def _closed_within(sock, seconds):
+    """True once the endpoint has closed ``sock`` (within ``seconds``), False
+    if it still holds it then; the endpoint must send nothing."""
+    sock.settimeout(seconds)
+    try:
+        data = sock.recv(1)
+    except TimeoutError:
+        return False
+    except ConnectionResetError:
+        return True
+    assert data == b"", data
+    return True
+
+
+def _stall_endpoint(pki, **kw):
+    ca, cert, key = pki("ca", "server")
+    return Endpoint(
+        "server",
+        "127.0.0.1:0",
+        ca,
+        cert,
+        key,
+        authorize=lambda sender, names: sender == "alice" and "alice" in names,
+        on_message=lambda m, n: None,
+        **kw,
+    ).start()
+
+
+def test_a_stalled_handshake_is_closed_at_the_handshake_deadline(pki):
+    """A stranger that never completes its TLS handshake is closed after
+    ``handshake_timeout`` (gRPC's own default would hold it 120 s), having
+    been sent nothing; a participant connecting meanwhile is served."""
+    ep = _stall_endpoint(pki, handshake_timeout=1.0)
+    socks = []
+    try:
+        socks = [_stranger(ep.port) for _ in range(3)]
+        assert not _closed_within(socks[0], 0.3)  # held while its deadline runs
+        peer = _peer(pki, ep, "ca", "alice")
+        assert peer.ping() == "server"
+        peer.close()
+        assert all(_closed_within(s, 15.0) for s in socks)
+    finally:
+        for s in socks:
+            s.close()
+        ep.stop()
+
+
+def test_connections_beyond_the_cap_are_closed_at_once_and_look_so(pki):
+    """With ``max_connections`` strangers stalled, a further connection is
+    closed at once without a byte: the startup check calls that "not accepting
+    connections" (an ``OSError``, retried), never a refused certificate (an
+    ``ssl.SSLError``, fatal after three). Once the strangers' handshake
+    deadline has passed, a participant gets in."""
+    from skdp.vertical.federated._tls import check_peer_name
+
+    ep = _stall_endpoint(pki, handshake_timeout=2.0, max_connections=4)
+    assert ep.max_connections == 4
+    socks = []
+    cert, key = _paths(pki, "alice")
+    ca = pki("ca", "alice")[0]
+    address = f"127.0.0.1:{ep.port}"
+    try:
+        socks = [_stranger(ep.port) for _ in range(4)]
+        time.sleep(0.3)  # let the endpoint accept them
+        extra = _stranger(ep.port)
+        socks.append(extra)
+        assert _closed_within(extra, 5.0)
+        with pytest.raises(OSError) as info:
+            check_peer_name(address, "server", ca, cert, key, timeout=5.0)
+        assert not isinstance(info.value, ssl.SSLError), info.value
+        assert all(_closed_within(s, 15.0) for s in socks[:4])
+        assert check_peer_name(address, "server", ca, cert, key, timeout=5.0) is None
+        peer = _peer(pki, ep, "ca", "alice")
+        assert peer.ping() == "server"
+        peer.close()
+    finally:
+        for s in socks:
+            s.close()
+        ep.stop()
+
+
+def test_the_default_cap_leaves_descriptors_to_the_process(monkeypatch):
+    import resource
+
+    from skdp.vertical.federated import _transport
+
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (1024, 4096))
+    assert _transport.connection_cap() == 1024 - _transport.RESERVED_DESCRIPTORS
+    assert _transport.connection_cap(3) == 1024 - _transport.RESERVED_DESCRIPTORS - 12
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (40, 40))
+    assert _transport.connection_cap(3) == 16
+
+
+def test_the_console_scripts_raise_the_soft_descriptor_limit():
+    """``raise_descriptor_limit`` in a child whose soft limit is below its hard
+    one (as ``ulimit -Sn 256``): the soft limit becomes the hard one."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard <= 256:
+        pytest.skip("the hard descriptor limit is too low to lower the soft one")
+    code = (
+        "import resource\n"
+        "from skdp.vertical.federated._transport import raise_descriptor_limit\n"
+        "before = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+        "print(before[0], raise_descriptor_limit(), before[1])\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard)),
+    )
+    before, after, limit = out.stdout.split()
+    assert int(before) == 256
+    expected = 2**20 if int(limit) == resource.RLIM_INFINITY else int(limit)
+    assert int(after) == expected
