@@ -27,8 +27,8 @@ from skdp._fm.centring import centred_domain
 from skdp._fm.domain import DataDomain
 from skdp._fm.statistics import fingerprint_items
 from skdp._fm.streams import child_generator
+from skdp._ranges.private_bounds import private_bounds
 from skdp.accounting import PrivacyBudget
-from skdp.preprocessing import private_bounds
 from skdp.utils import check_bounds
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.privacy_warnings import warn_privacy_leak

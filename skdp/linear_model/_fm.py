@@ -19,8 +19,8 @@ from skdp._fm.estimator import (
 )
 from skdp._fm.statistics import FMStatistics, compute_statistics
 from skdp._fm.unit_scaler import UnitScaler as _UnitScaler
+from skdp._ranges.private_bounds import schema_bounds
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
-from skdp.preprocessing import schema_bounds
 from skdp.utils import noise_generator
 from skdp.utils.release_order import as_numeric
 from skdp.utils.sklearn_compat import (

@@ -9,18 +9,18 @@ privatize the labels inside ``fit``. :class:`PrivateStandardScaler` releases
 per-feature means and variances, :class:`PrivateMinMaxScaler` per-feature ranges.
 """
 
+from skdp._ranges.private_bounds import (
+    PrivateBounds,
+    PrivateBoundsWarning,
+    private_bounds,
+    schema_bounds,
+)
 from skdp.preprocessing._exponential_label import ExponentialLabelRelease
 from skdp.preprocessing._label_analysis import (
     changed_labels_log_pmf,
     label_flip_probability,
     label_survival_probability,
     recommended_epsilon,
-)
-from skdp.preprocessing._private_bounds import (
-    PrivateBounds,
-    PrivateBoundsWarning,
-    private_bounds,
-    schema_bounds,
 )
 from skdp.preprocessing._private_bounds_estimator import PrivateBoundsEstimator
 from skdp.preprocessing._private_label import PrivateLabelClassifier

@@ -12,8 +12,8 @@ from sklearn.utils.validation import check_is_fitted
 from skdp._fm.bounds_budget import epsilon_left
 from skdp._fm.streams import child_generator
 from skdp._fm.unit_scaler import UnitScaler
+from skdp._ranges.private_bounds import private_bounds, schema_bounds
 from skdp.accounting import BudgetTrackingMixin
-from skdp.preprocessing._private_bounds import private_bounds, schema_bounds
 from skdp.utils import check_bounds, noise_generator
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.release_order import (

@@ -7,8 +7,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from skdp._ranges.private_bounds import private_bounds
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
-from skdp.preprocessing._private_bounds import private_bounds
 from skdp.utils import check_bounds
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.sklearn_compat import (

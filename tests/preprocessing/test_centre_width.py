@@ -7,15 +7,15 @@ import math
 import numpy as np
 from scipy import stats
 
-from skdp.preprocessing import private_bounds
-from skdp.preprocessing._centre_width import (
+from skdp._ranges.centre_width import (
     WIDTH_FENCE,
     centre_log_probabilities,
     centre_width_range,
     width_candidates,
     width_log_probabilities,
 )
-from skdp.preprocessing._private_bounds import CENTRE_WIDTH_BELOW
+from skdp._ranges.private_bounds import CENTRE_WIDTH_BELOW
+from skdp.preprocessing import private_bounds
 from skdp.utils import audit_mechanism
 from tests.preprocessing.test_private_bounds import (
     SMALL_GRID,

@@ -7,16 +7,16 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from skdp.accounting import PrivacyBudget, track_budget
-from skdp.linear_model import FMLinearRegression
-from skdp.preprocessing import private_bounds
-from skdp.preprocessing._envelope_budget import (
+from skdp._ranges.envelope_budget import (
     ENVELOPE_PART,
     LOOSE_FRACTION,
     TEST_N_EPSILON,
     half_window_count,
     looseness_test,
 )
+from skdp.accounting import PrivacyBudget, track_budget
+from skdp.linear_model import FMLinearRegression
+from skdp.preprocessing import private_bounds
 from skdp.utils import audit_mechanism
 
 # the envelope [0, 8]: windows [0, 4], [1, 5], [2, 6], [3, 7], [4, 8]

@@ -9,9 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from skdp.accounting import PrivacyBudget, track_budget
-from skdp.preprocessing import PrivateBoundsWarning, private_bounds
-from skdp.preprocessing._private_bounds import (
+from skdp._ranges.private_bounds import (
     KAPPA,
     MIN_N_EPSILON,
     Q_MAX,
@@ -23,6 +21,8 @@ from skdp.preprocessing._private_bounds import (
     quantile_level,
     sample_quantile_pair,
 )
+from skdp.accounting import PrivacyBudget, track_budget
+from skdp.preprocessing import PrivateBoundsWarning, private_bounds
 from skdp.utils import audit_mechanism
 
 # a tiny public grid and its (arbitrary, data-free) weights for exact checks

@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 from sklearn.base import clone
 
+from skdp._ranges import private_bounds as pb
+from skdp._ranges.envelope_budget import TEST_N_EPSILON
 from skdp.accounting import PrivacyBudget, track_budget
 from skdp.exceptions import BudgetExceededError
 from skdp.linear_model import (
@@ -23,8 +25,6 @@ from skdp.preprocessing import (
     private_bounds,
     schema_bounds,
 )
-from skdp.preprocessing import _private_bounds as pb
-from skdp.preprocessing._envelope_budget import TEST_N_EPSILON
 
 
 def _rooms(n_repeat=1):

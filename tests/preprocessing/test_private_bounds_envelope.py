@@ -10,10 +10,9 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from skdp.accounting import track_budget
-from skdp.preprocessing import PrivateBoundsWarning, _private_bounds, private_bounds
-from skdp.preprocessing._envelope_budget import TEST_N_EPSILON
-from skdp.preprocessing._private_bounds import (
+from skdp._ranges import private_bounds as _private_bounds
+from skdp._ranges.envelope_budget import TEST_N_EPSILON
+from skdp._ranges.private_bounds import (
     ENVELOPE_RESOLUTION,
     FALLBACK_WEIGHT,
     candidate_grid,
@@ -23,6 +22,8 @@ from skdp.preprocessing._private_bounds import (
     quantile_distance,
     sample_quantile_pair,
 )
+from skdp.accounting import track_budget
+from skdp.preprocessing import PrivateBoundsWarning, private_bounds
 from skdp.utils import audit_mechanism
 from tests.preprocessing.test_private_bounds import SMALL_GRID, SMALL_LOGW, _neighbours
 

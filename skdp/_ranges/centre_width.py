@@ -19,7 +19,7 @@ and the pair above.
 
 import numpy as np
 
-from skdp.preprocessing._ranks import quantile_distance
+from skdp._ranges.ranks import quantile_distance
 
 __all__ = [
     "WIDTH_FENCE",

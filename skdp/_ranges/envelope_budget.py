@@ -44,7 +44,7 @@ __all__ = [
 # eps 0.1 gained 1%, HMDA at eps 1 gained 0.004, census2000 at eps 0.1 lost
 # 0.1%; none gained enough to pay for the share. Features are dropped before
 # the label (the label's range moves every coefficient's noise).
-MIN_N_EPSILON_ENVELOPE = 128.0  # 2 * KAPPA of _private_bounds
+MIN_N_EPSILON_ENVELOPE = 128.0  # 2 * KAPPA of private_bounds
 
 # The windows: half the envelope wide, starting at every eighth of it (five
 # windows), so that any interval up to 3/8 of the envelope wide lies inside

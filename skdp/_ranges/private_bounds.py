@@ -15,17 +15,17 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from skdp.accounting import PrivacyBudget, record_spend
-from skdp.preprocessing._centre_width import centre_width_range
-from skdp.preprocessing._envelope_budget import (
+from skdp._ranges.centre_width import centre_width_range
+from skdp._ranges.envelope_budget import (
     TEST_N_EPSILON,
     column_shares,
     drop_hopeless_envelopes,
     looseness_test,
 )
-from skdp.preprocessing._public_ranges import public_ranges, schema_bounds
-from skdp.preprocessing._range_columns import float_columns
-from skdp.preprocessing._ranks import quantile_distance
+from skdp._ranges.public_ranges import public_ranges, schema_bounds
+from skdp._ranges.range_columns import float_columns
+from skdp._ranges.ranks import quantile_distance
+from skdp.accounting import PrivacyBudget, record_spend
 from skdp.utils import noise_generator
 
 __all__ = [
@@ -476,7 +476,7 @@ def private_bounds(
     **Looseness test.** Before its pair, an envelope column spends
     ``eps_t = 32 / n`` on ``g + Laplace(1 / eps_t)``, ``g`` the most rows in
     one of five public windows half the envelope wide
-    (:func:`~skdp.preprocessing._envelope_budget.half_window_count`,
+    (:func:`~skdp._ranges.envelope_budget.half_window_count`,
     sensitivity 1): ``eps_t``-DP. Only if the noisy fraction is at least 0.9
     does the pair get the rest of the part; otherwise the envelope is kept
     and the rest is not used (``epsilon_unused``). Either way the column's

@@ -38,7 +38,7 @@ def float_columns(X, names=None):
     Examples
     --------
     >>> import pandas as pd
-    >>> from skdp.preprocessing._range_columns import float_columns
+    >>> from skdp._ranges.range_columns import float_columns
     >>> df = pd.DataFrame({"x": [1.0, 2.0], "town": pd.Categorical(["a", "b"])})
     >>> float_columns(df, ["x", "town"])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
