@@ -20,11 +20,7 @@ MASS::Boston (median home value); with ``_real_tasks.REGRESSION``.
 import math
 
 import numpy as np
-from _real_tasks import Task, _onehot, _rdata, _unit
-
-
-def _yes(col, level="yes"):
-    return (np.asarray(col).astype(str) == level).astype(float)
+from _real_tasks import Task, _onehot, _rdata, _unit, _yes
 
 
 # -------------------------------------------------------------------- multiclass

@@ -59,6 +59,11 @@ def _onehot(col, levels):
     return (col[:, None] == np.asarray(levels)[None, :]).astype(float)
 
 
+def _yes(col, level="yes"):
+    """1.0 where a factor column equals ``level``, else 0.0."""
+    return (np.asarray(col).astype(str) == level).astype(float)
+
+
 class _Columns:
     """A task's columns: the declared [0, 1] encoding and the user's units."""
 

@@ -56,14 +56,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _real_tasks  # noqa: E402
-from _real_tasks import Task, _Columns, _onehot, _rdata  # noqa: E402
+from _real_tasks import Task, _Columns, _onehot, _rdata, _yes  # noqa: E402
 
 TUNING = "tuning"
 EVALUATION = "evaluation"
-
-
-def _yes(col, level="yes"):
-    return (np.asarray(col).astype(str) == level).astype(float)
 
 
 # ------------------------------------------------------------ evaluation binary
