@@ -96,6 +96,9 @@ sphinx_gallery_conf = {
 html_theme = "pydata_sphinx_theme"
 html_title = f"skdp {release}"
 html_static_path = ["_static"]
+# formulas render offline (private data often lives where there is no network):
+# MathJax 3.2.2's self-contained SVG build ships in _static/mathjax
+mathjax_path = "mathjax/tex-svg.js"
 html_css_files = ["skdp.css"]
 html_show_sourcelink = False
 html_theme_options = {
