@@ -285,6 +285,33 @@ def risk_proxy(problem, epsilon, delta, lam):
     return (lam * lam * problem.coef_norm**2 + V) / (problem.curvature + lam) ** 2
 
 
+def noise_delta(problem, epsilon, delta, lam="auto"):
+    """The ``delta`` to calibrate with: ``0.0`` (pure noise) or ``delta``.
+
+    Pure epsilon-DP implies (epsilon, delta)-DP, so under ``delta > 0`` the
+    release may use either noise. The Gaussian's ``E||b||^2`` grows like
+    ``k`` against the pure noise's ``k (k + 1)``, but its ``sigma`` carries
+    ``sqrt(2 log(1.25 / delta))``: the Gaussian wins in many dimensions, the
+    pure noise in few.
+    Both are compared on the risk proxy at their own chosen ridge
+    (:func:`risk_proxy`, the criterion :func:`choose_lambda` minimizes), or
+    at the given ridge; no constant is fitted. A given ridge too small for
+    the pure noise (below its :func:`smallest_lambda`) keeps the Gaussian.
+    """
+    if not delta > 0 or math.isinf(epsilon):
+        return delta
+    if lam == "auto":
+        gauss = risk_proxy(problem, epsilon, delta, choose_lambda(problem, epsilon, delta))
+        pure = risk_proxy(problem, epsilon, 0.0, choose_lambda(problem, epsilon, 0.0))
+    else:
+        lam = float(lam)
+        if not lam > smallest_lambda(problem, epsilon, 0.0):
+            return delta
+        gauss = noise_moment(problem, epsilon, delta, lam)
+        pure = noise_moment(problem, epsilon, 0.0, lam)
+    return 0.0 if pure < gauss else delta
+
+
 def noise_to_signal(problem, epsilon, delta):
     """``rho = sqrt(E||b||^2) / (a W)`` at the chosen ridge.
 
@@ -296,6 +323,7 @@ def noise_to_signal(problem, epsilon, delta):
     """
     if math.isinf(epsilon):
         return 0.0
+    delta = noise_delta(problem, epsilon, delta)
     lam = choose_lambda(problem, epsilon, delta)
     V = noise_moment(problem, epsilon, delta, lam)
     return math.sqrt(V) / (problem.curvature * problem.coef_norm)

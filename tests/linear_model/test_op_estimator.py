@@ -194,7 +194,12 @@ def test_pld_accountant_gets_the_op_event():
     X, y = _data()
     with track_budget(accountant="pld", delta=1e-5) as acc:
         est = OPLogisticRegression(
-            epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1], random_state=0
+            epsilon=1.0,
+            delta=1e-6,
+            noise="gaussian",
+            data_norm=1.0,
+            classes=[0, 1],
+            random_state=0,
         ).fit(X, y)
     (events,) = acc.events
     assert events == (est.privacy_event_,)
@@ -380,6 +385,8 @@ def test_the_blocked_solver_releases_the_same_model(C, delta):
     est = OPLogisticRegression(
         epsilon=2.0,
         delta=delta,
+        # the pins were drawn with the Gaussian noise whenever delta > 0
+        noise="gaussian" if delta > 0 else "auto",
         data_norm=1.0,
         classes=list(range(C)),
         random_state=11,
@@ -523,3 +530,43 @@ def test_multiclass_in_one_release_through_the_entry_point():
 def test_clone_keeps_the_parameters():
     est = PrivateLogisticRegression(epsilon=2.0, method="op", classes=[0, 1])
     assert clone(est).get_params() == est.get_params()
+
+
+def test_noise_under_delta_is_the_smaller_one():
+    """``noise="auto"`` under delta > 0 draws the pure noise where its risk
+    proxy is the smaller (few dimensions) and the Gaussian where that is (many
+    dimensions); the recorded spend is the (epsilon, delta) asked for."""
+    from skdp.linear_model._op_calibration import (
+        choose_lambda,
+        noise_delta,
+        risk_proxy,
+    )
+    from skdp.linear_model._op_problem import op_domain, op_problem
+
+    for d, want_pure in [(3, True), (60, False)]:
+        X, y = _data(n=2000, d=d)
+        kw = dict(epsilon=1.0, delta=1e-7, data_norm=1.0, classes=[0, 1])
+        est = OPLogisticRegression(random_state=0, **kw).fit(X, y)
+        assert (est.noise_std_ == 0.0) == want_pure
+        assert est.privacy_spent_ == PrivacyBudget(1.0, 1e-7)
+        # the criterion, recomputed independently of the estimator's path
+        domain = op_domain(est._resolve_declared_domain(d, X, y))
+        problem = op_problem(domain, 2000, 2, 1.0)
+        risks = {
+            dl: risk_proxy(problem, 1.0, dl, choose_lambda(problem, 1.0, dl))
+            for dl in (0.0, 1e-7)
+        }
+        assert (risks[0.0] < risks[1e-7]) == want_pure
+        assert noise_delta(problem, 1.0, 1e-7) == (0.0 if want_pure else 1e-7)
+        # forced either way, whatever the proxy says
+        forced = OPLogisticRegression(noise="gaussian", random_state=0, **kw)
+        assert forced.fit(X, y).noise_std_ > 0
+        pure = OPLogisticRegression(noise="pure", random_state=0, **kw).fit(X, y)
+        assert pure.noise_std_ == 0.0 and math.isfinite(pure.noise_rate_)
+
+
+def test_gaussian_noise_needs_delta():
+    X, y = _data()
+    est = OPLogisticRegression(noise="gaussian", data_norm=1.0, classes=[0, 1])
+    with pytest.raises(ValueError, match="noise='gaussian' needs delta > 0"):
+        est.fit(X, y)
