@@ -388,7 +388,14 @@ class OPLogisticRegression(
     CreditCard at epsilon 5, pure (0.792 against 0.822); and to FM on Pima
     with delta at epsilon 1-5 (:class:`PrivateLogisticRegression`'s Notes).
     A data-free ``W`` cannot know how strong the signal is, and no tuning
-    task is as separable as breast cancer.
+    task is as separable as breast cancer: at 400 training rows the tuning
+    tasks want 64-512 times the smallest admissible ridge, breast cancer,
+    Pima and Mroz at the same ``n``, ``p`` and epsilon 4-16 times
+    (``benchmarks/_ridge_signal.py``;
+    ``benchmarks/reference_results/full/ridge_signal.md``). Choosing between
+    the two needs the data: a private choice (e.g. through
+    :class:`~skdp.model_selection.PrivateGridSearchCV`) pays only where the
+    gain exceeds the share of epsilon it spends.
 
     **Classes.** Declared ``classes`` fix ``C`` and the encoding, so a
     neighbour in which a label no longer occurs fits as well (as for the FM).
