@@ -270,7 +270,7 @@ class PrivateLogisticRegression(ClassifierMixin, BudgetTrackingMixin, BaseEstima
         **{
             name: constraint
             for name, constraint in OPLogisticRegression._parameter_constraints.items()
-            if name != "alpha"
+            if name not in ("alpha", "noise")
         },
         "method": [StrOptions({"auto", "fm", "op"})],
     }
