@@ -16,6 +16,8 @@ MODULE_ORDER = [
     "skdp.linear_model",
     "skdp.preprocessing",
     "skdp.decomposition",
+    "skdp.naive_bayes",
+    "skdp.tools",
     "skdp.pipeline",
     "skdp.model_selection",
     "skdp.vertical",

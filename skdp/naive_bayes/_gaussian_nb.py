@@ -1,4 +1,4 @@
-"""PrivateGaussianNB: class counts, per-class sums and sums of squares in one release."""
+"""PrivateGaussianNB: class counts and per-class moments in one release."""
 
 import functools
 import math
@@ -10,9 +10,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted
 
+from skdp._moments import moment_sensitivity
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.mechanisms import GaussianMechanism, LaplaceMechanism
-from skdp.preprocessing._private_scaler import moment_sensitivity
 from skdp.utils import check_bounds, infer_bounds, noise_generator
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.privacy_warnings import warn_privacy_leak
@@ -74,7 +74,7 @@ def nb_sensitivity(n_features, count_weight, moment_weight, norm="l1"):
     **Same class** (``k = k'``): the counts do not move; per feature the change
     is ``(a - b, lambda (a^2 - b^2))``, at most ``g(lambda)`` in L1 and
     ``h(lambda)`` in squared L2, derived in
-    :func:`~skdp.preprocessing._private_scaler.moment_sensitivity`
+    ``skdp._moments.moment_sensitivity``
     (``g = (1 + 2 lambda)^2 / (4 lambda)`` for ``lambda > 1/2``, ``h = 4`` for
     ``lambda <= sqrt(2)``): ``d g`` and ``sqrt(d h)``.
 
@@ -134,7 +134,7 @@ def nb_release_weights(n_features, norm="l1"):
         return math.log(nb_error_proxy(d, *np.exp(log_params), norm="l2"))
 
     grid = np.log(np.geomspace(0.05, 20, 60))
-    start = min(((m, l) for m in grid for l in grid), key=cost)
+    start = min(((m, w) for m in grid for w in grid), key=cost)
     res = optimize.minimize(cost, start, method="Nelder-Mead", options={"xatol": 1e-6})
     mu, lam = np.exp(res.x if res.fun <= cost(start) else start)
     return float(mu), float(lam)
@@ -495,7 +495,9 @@ class PrivateGaussianNB(ClassifierMixin, BudgetTrackingMixin, BaseEstimator):
         else:
             self._exact_fit(clipped, codes, centre, half)
         self.class_prior_ = (
-            priors if priors is not None else self.class_count_ / self.class_count_.sum()
+            priors
+            if priors is not None
+            else self.class_count_ / self.class_count_.sum()
         )
         return self
 

@@ -49,7 +49,12 @@ def _check_bins(bins, name="bins"):
 
 
 def histogram(
-    a, bins=10, range=None, epsilon=1.0, density=False, random_state=None  # noqa: A002
+    a,
+    bins=10,
+    range=None,
+    epsilon=1.0,
+    density=False,
+    random_state=None,  # noqa: A002
 ):
     """Differentially private histogram of ``a`` (as :func:`numpy.histogram`).
 
@@ -114,7 +119,12 @@ def histogram(
 
 
 def histogramdd(
-    sample, bins=10, range=None, epsilon=1.0, density=False, random_state=None  # noqa: A002
+    sample,
+    bins=10,
+    range=None,
+    epsilon=1.0,
+    density=False,
+    random_state=None,  # noqa: A002
 ):
     """Differentially private multidimensional histogram (:func:`numpy.histogramdd`).
 
@@ -176,7 +186,13 @@ def histogramdd(
 
 
 def histogram2d(
-    x, y, bins=10, range=None, epsilon=1.0, density=False, random_state=None  # noqa: A002
+    x,
+    y,
+    bins=10,
+    range=None,
+    epsilon=1.0,
+    density=False,
+    random_state=None,  # noqa: A002
 ):
     """Differentially private 2-d histogram (:func:`numpy.histogram2d`).
 
@@ -206,7 +222,9 @@ def histogram2d(
     x = as_data(x, "x").ravel()
     y = as_data(y, "y").ravel()
     if x.shape != y.shape:
-        raise ValueError(f"x and y must have the same length, got {x.size} and {y.size}.")
+        raise ValueError(
+            f"x and y must have the same length, got {x.size} and {y.size}."
+        )
     hist, edges = histogramdd(
         np.column_stack([x, y]), bins, range, epsilon, density, random_state
     )

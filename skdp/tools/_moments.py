@@ -4,8 +4,8 @@ import math
 
 import numpy as np
 
+from skdp._moments import MOMENT_WEIGHT, moment_sensitivity
 from skdp.mechanisms import LaplaceMechanism
-from skdp.preprocessing._private_scaler import MOMENT_WEIGHT, moment_sensitivity
 from skdp.tools._reduction import Reduction, as_data, checked_epsilon, spend
 from skdp.utils import noise_generator
 
@@ -18,7 +18,6 @@ __all__ = [
     "sum",
     "var",
 ]
-
 
 
 def moments_sensitivity(per_record, with_squares=False):
@@ -42,7 +41,7 @@ def moments_sensitivity(per_record, with_squares=False):
     of them anywhere in [-1, 1]. An element moved from ``a`` to ``b`` changes
     its output's sum by ``|a - b| <= 2`` and its ``(S1, lambda S2)`` by at most
     ``g(lambda) = (1 + 2 lambda)^2 / (4 lambda)`` in L1 (derived in
-    :func:`~skdp.preprocessing._private_scaler.moment_sensitivity`; 2.591 at
+    ``skdp._moments.moment_sensitivity``; 2.591 at
     ``lambda = sqrt(2)``). By the triangle inequality the record's change is
     at most ``E`` times that, attained when every element moves the same way:
     ``Delta_1 = 2 E`` and ``E g(lambda)``.

@@ -1,4 +1,4 @@
-"""Private quantiles: the exponential mechanism over the data's intervals (Smith 2011)."""
+"""Private quantiles: the exponential mechanism over the intervals (Smith 2011)."""
 
 import math
 
@@ -143,8 +143,13 @@ def quantile(
             [
                 [
                     _sample(
-                        clipped[o], level, per_output, lower[o], upper[o],
-                        red.per_output, rng,
+                        clipped[o],
+                        level,
+                        per_output,
+                        lower[o],
+                        upper[o],
+                        red.per_output,
+                        rng,
                     )  # fmt: skip
                     for o in range(red.n_outputs)
                 ]
@@ -154,7 +159,9 @@ def quantile(
     out = np.asarray(out).reshape((-1, red.n_outputs))
     if levels.ndim == 0:
         return red.shape_result(out[0])
-    return np.stack([np.asarray(red.shape_result(row)).reshape(red.out_shape) for row in out])
+    return np.stack(
+        [np.asarray(red.shape_result(row)).reshape(red.out_shape) for row in out]
+    )
 
 
 def percentile(

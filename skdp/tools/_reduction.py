@@ -38,7 +38,9 @@ def _axes(axis, ndim):
     out = []
     for ax in axes:
         if isinstance(ax, bool) or not isinstance(ax, numbers.Integral):
-            raise TypeError(f"axis must be None, an int or a tuple of ints, got {axis!r}.")
+            raise TypeError(
+                f"axis must be None, an int or a tuple of ints, got {axis!r}."
+            )
         if not -ndim <= ax < ndim:
             raise ValueError(f"axis {ax} is out of bounds for an array of {ndim} dims.")
         out.append(int(ax) % ndim)

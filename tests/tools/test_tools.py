@@ -141,7 +141,9 @@ def test_quantile_sampler_draws_the_stated_distribution():
     log_p, left, _ = interval_log_probabilities(x, 0.5, 1.0, 0.0, 1.0)
     rng = np.random.default_rng(0)
     n = 5_000
-    draws = np.array([_quantiles._sample(x, 0.5, 1.0, 0.0, 1.0, 1, rng) for _ in range(n)])
+    draws = np.array(
+        [_quantiles._sample(x, 0.5, 1.0, 0.0, 1.0, 1, rng) for _ in range(n)]
+    )
     freq = np.bincount(np.searchsorted(left, draws, side="right") - 1, minlength=5) / n
     p = np.exp(log_p)
     assert np.all(np.abs(freq - p) <= 5 * np.sqrt(p * (1 - p) / n))
@@ -181,9 +183,7 @@ CALLS = {
     "median": lambda e: tools.median(X2, e, (0, 10)),
     "histogram": lambda e: tools.histogram(X2[:, 0], 5, (0, 10), e),
     "histogramdd": lambda e: tools.histogramdd(X2, 2, [(0, 10)] * 3, e),
-    "histogram2d": lambda e: tools.histogram2d(
-        X2[:, 0], X2[:, 1], 2, [(0, 10)] * 2, e
-    ),
+    "histogram2d": lambda e: tools.histogram2d(X2[:, 0], X2[:, 1], 2, [(0, 10)] * 2, e),
 }
 
 
