@@ -311,7 +311,7 @@ class PrivateGaussianNB(ClassifierMixin, BudgetTrackingMixin, BaseEstimator):
       + B^(1/3) D^(2/3))^3``, whose ``lambda`` part ``(a + b/lambda^2) (1 +
       lambda)^2`` is minimal at ``lambda = (b / a)^(1/3) = 4.5^(1/3) =
       1.651`` whatever ``d``; then ``mu = ((1 + lambda) (1 + d/2) / (a + b /
-      lambda^2))^(1/3)`` (0.55 at ``d = 1``, 0.87 at ``d = 10``, 1.77 at
+      lambda^2))^(1/3)`` (0.55 at ``d = 1``, 0.87 at ``d = 10``, 1.78 at
       ``d = 100``). Because the class-change sensitivity is a sum of the
       parts, this joint release is exactly as good as three separate
       releases (counts, sums, squares) at the best split of epsilon,
@@ -324,7 +324,7 @@ class PrivateGaussianNB(ClassifierMixin, BudgetTrackingMixin, BaseEstimator):
     - Gaussian: ``Delta_2^2 = max(2 mu^2 + 2 d (1 + lambda^2), d h(lambda))``:
       the parts add in squares, so a joint release is cheaper than any split;
       ``(mu, lambda)`` is found numerically (:func:`nb_release_weights`;
-      ``lambda = 1.46``, ``mu`` 0.64 at ``d = 1`` to 1.56 at ``d = 100``).
+      ``lambda = 1.46``, ``mu`` 0.64 at ``d = 1`` to 1.54 at ``d = 100``).
 
     **Post-processing** (free). Counts: ``c = `` the projection of ``n~_k =
     noisy / mu`` onto ``{sum_k c_k = n, c_k >= min(1, n / K)}`` (``n`` is

@@ -5,26 +5,37 @@ import numbers
 
 import numpy as np
 
-from skdp.mechanisms import LaplaceMechanism
 from skdp.tools._reduction import as_data, checked_epsilon, spend
 from skdp.utils import noise_generator
 from skdp.utils.privacy_warnings import warn_privacy_leak
 
-__all__ = ["histogram", "histogram2d", "histogramdd"]
+__all__ = ["histogram", "histogram2d", "histogramdd", "integer_laplace_noise"]
+
+
+def integer_laplace_noise(shape, epsilon, sensitivity, rng):
+    """Two-sided geometric (discrete Laplace) noise on the integers.
+
+    ``P(k) ∝ exp(-epsilon |k| / sensitivity)``, drawn as the difference of two
+    geometric variables with success probability ``1 - exp(-epsilon /
+    sensitivity)``. For integer counts of L1 sensitivity ``sensitivity``, a
+    shift of the vector by ``s`` (``|s|_1 <= sensitivity``) changes the
+    probability of any output by at most ``exp(epsilon)``: pure epsilon-DP,
+    with integer outputs (no floating-point support to leak through; the
+    probabilities are numpy's inversion of the geometric, as for
+    :class:`~skdp.mechanisms.LaplaceMechanism`).
+    """
+    p = -math.expm1(-epsilon / sensitivity)
+    return rng.geometric(p, size=shape) - rng.geometric(p, size=shape)
 
 
 def _noisy_counts(counts, sensitivity, epsilon, source, rng_seed):
     """Record the spend, then release ``counts`` (any shape)."""
-    private = not math.isinf(epsilon)
-    mech = None
-    if private:
-        mech = LaplaceMechanism(epsilon, sensitivity, dimension=counts.size)
-    spend(epsilon, source, mechanism=mech)
+    spend(epsilon, source)
     rng = noise_generator(rng_seed)
-    if not private:
+    if math.isinf(epsilon):
         return counts.astype(np.int64)
-    noisy = mech.randomize(counts.astype(np.float64), random_state=rng)
-    return np.maximum(np.rint(noisy), 0).astype(np.int64)
+    noise = integer_laplace_noise(counts.shape, epsilon, sensitivity, rng)
+    return np.maximum(counts.astype(np.int64) + noise, 0)
 
 
 def _density(counts, edges):
@@ -86,11 +97,11 @@ def histogram(
     -----
     Replacing one record moves each of its ``E`` values (``E = 1`` for a
     1-d array) from one bin to another (or in or out of the bins): the
-    counts change by at most ``2 E`` in L1. Laplace noise of scale
-    ``2 E / epsilon`` (skdp's lattice sampler) is added to every count, then
-    rounded and clipped at 0 (post-processing). diffprivlib adds geometric
-    noise of sensitivity 1 (add/remove neighbours, under which its
-    guarantee holds; under replace-one neighbours it is ``2 epsilon``).
+    counts change by at most ``2 E`` in L1. Discrete Laplace noise
+    ``P(k) ∝ exp(-epsilon |k| / (2 E))`` (:func:`integer_laplace_noise`) is
+    added to every count, then clipped at 0 (post-processing). diffprivlib
+    adds geometric noise of sensitivity 1 (add/remove neighbours, under which
+    its guarantee holds; under replace-one neighbours it is ``2 epsilon``).
 
     Examples
     --------
@@ -150,8 +161,8 @@ def histogramdd(
     Notes
     -----
     A record is one row, which falls in one cell: replacing it changes two
-    counts by 1, ``Delta_1 = 2``; Laplace noise of scale ``2 / epsilon`` on
-    every cell, rounded and clipped at 0.
+    counts by 1, ``Delta_1 = 2``; discrete Laplace noise
+    ``P(k) ∝ exp(-epsilon |k| / 2)`` on every cell, clipped at 0.
 
     Examples
     --------

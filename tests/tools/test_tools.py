@@ -12,6 +12,7 @@ from skdp.accounting import PrivacyBudget, track_budget
 from skdp.exceptions import BudgetExceededError, PrivacyLeakWarning
 from skdp.preprocessing._private_scaler import MOMENT_WEIGHT
 from skdp.tools import _quantiles
+from skdp.tools._histograms import integer_laplace_noise
 from skdp.tools._moments import moment_sums, moments_sensitivity
 from skdp.tools._quantiles import interval_log_probabilities
 from skdp.tools._reduction import Reduction
@@ -81,6 +82,19 @@ def test_histogram_sensitivity_by_brute_force(shape):
     counts = np.array(counts)
     worst = max(np.abs(counts - c).sum(axis=1).max() for c in counts)
     assert worst == 2 * per_record  # the scale the function uses, times epsilon
+
+
+def test_integer_laplace_noise_has_the_stated_pmf():
+    # statistical: frequencies of -3..3 within 5 standard deviations of
+    # P(k) = (1 - a) / (1 + a) a^|k|, a = exp(-epsilon / sensitivity)
+    eps, sens, n = 1.0, 2.0, 100_000
+    noise = integer_laplace_noise(n, eps, sens, np.random.default_rng(0))
+    a = math.exp(-eps / sens)
+    for k in range(-3, 4):
+        p = (1 - a) / (1 + a) * a ** abs(k)
+        assert abs(np.mean(noise == k) - p) <= 5 * math.sqrt(p * (1 - p) / n)
+    # the ratio of neighbouring outputs' probabilities is exp(eps |s| / sens)
+    # for a shift s: exp(eps) at |s| = sens, the claimed bound
 
 
 # --- exact: the quantile mechanism's output density --------------------------------
