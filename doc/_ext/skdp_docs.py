@@ -16,6 +16,8 @@ MODULE_ORDER = [
     "skdp.linear_model",
     "skdp.preprocessing",
     "skdp.decomposition",
+    "skdp.naive_bayes",
+    "skdp.tools",
     "skdp.pipeline",
     "skdp.model_selection",
     "skdp.vertical",
@@ -219,6 +221,7 @@ BENCH_TITLES = {
     "loss_correction": "Loss-corrected logistic regression: speed and divergence",
     "bench_federated": "Federated vertical FM (processes over mutual TLS)",
     "accounting": "Privacy accounting: basic composition against PLD",
+    "diffprivlib_models": "Naive Bayes and statistics tools against diffprivlib",
     "bench_scale": "Data beyond one machine (Dask)",
     "bench_statistics_speed": "Exact FM statistics against a float64 Gram matrix",
 }

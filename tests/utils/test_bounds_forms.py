@@ -20,6 +20,7 @@ from skdp.linear_model import (
     OPLogisticRegression,
     PrivateLogisticRegression,
 )
+from skdp.naive_bayes import PrivateGaussianNB
 from skdp.preprocessing import (
     PrivateBoundsEstimator,
     PrivateMinMaxScaler,
@@ -104,6 +105,12 @@ ESTIMATORS = {
     "PrivatePCA": (
         lambda b: PrivatePCA(n_components=2, epsilon=1.0, bounds_X=b, random_state=0),
         ["components_", "mean_"],
+    ),
+    "PrivateGaussianNB": (
+        lambda b: PrivateGaussianNB(
+            epsilon=1.0, bounds_X=b, classes=[0, 1], random_state=0
+        ),
+        ["theta_", "var_", "class_prior_"],
     ),
 }
 

@@ -1,0 +1,127 @@
+"""What every statistic of :mod:`skdp.tools` shares: the records, the axes,
+the bounds, and the spend recorded before any draw."""
+
+import math
+import numbers
+
+import numpy as np
+
+from skdp.accounting import PrivacyBudget, record_spend
+from skdp.utils import check_bounds, check_epsilon
+from skdp.utils.privacy_warnings import warn_privacy_leak
+
+__all__ = ["Reduction", "as_data", "spend"]
+
+
+def as_data(a, name="a"):
+    """``a`` as a finite float64 array with at least one dimension and row."""
+    arr = np.asarray(a)
+    if arr.dtype == object or not (
+        np.issubdtype(arr.dtype, np.number) or arr.dtype == bool
+    ):
+        raise TypeError(f"{name} must hold numbers, got dtype {arr.dtype}.")
+    arr = np.atleast_1d(arr.astype(np.float64))
+    if arr.shape[0] == 0 or arr.size == 0:
+        raise ValueError(f"{name} must not be empty.")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(
+            f"{name} must be finite (no NaN or inf): drop or impute missing values "
+            "first; how many are missing is itself data."
+        )
+    return arr
+
+
+def _axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    out = []
+    for ax in axes:
+        if isinstance(ax, bool) or not isinstance(ax, numbers.Integral):
+            raise TypeError(
+                f"axis must be None, an int or a tuple of ints, got {axis!r}."
+            )
+        if not -ndim <= ax < ndim:
+            raise ValueError(f"axis {ax} is out of bounds for an array of {ndim} dims.")
+        out.append(int(ax) % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"axis {axis!r} repeats an axis.")
+    return tuple(sorted(out))
+
+
+class Reduction:
+    """A reduction of ``a`` over ``axis``, seen as outputs over records.
+
+    The **records** are the slices ``a[i]`` along the first axis (the rows;
+    the elements of a 1-d array): neighbouring arrays differ in one of them
+    (replace-one, the shape public). Each output ``o`` reduces ``m`` elements.
+
+    Attributes
+    ----------
+    values : ndarray of shape (n_outputs, m)
+        The elements of each output (before clipping).
+    out_shape : tuple
+        Shape of the result (``keepdims`` applied).
+    n_records : int
+    per_record : int
+        ``E``: the elements of one record, over all outputs (``a.size / n``).
+    per_output : int
+        ``e``: the elements one record holds in one output it touches.
+    touched : int
+        How many outputs one record touches (``E / e``).
+    """
+
+    def __init__(self, arr, axis=None, keepdims=False):
+        axes = _axes(axis, arr.ndim)
+        kept = [ax for ax in range(arr.ndim) if ax not in axes]
+        moved = np.transpose(arr, kept + list(axes))
+        n_outputs = math.prod(arr.shape[ax] for ax in kept)
+        self.values = moved.reshape(n_outputs, -1)
+        self.m = self.values.shape[1]
+        self.n_records = arr.shape[0]
+        self.per_record = arr.size // self.n_records
+        if 0 in axes:
+            self.per_output = self.m // self.n_records
+            self.touched = n_outputs
+        else:
+            self.per_output = self.m
+            self.touched = n_outputs // self.n_records
+        if keepdims:
+            self.out_shape = tuple(
+                1 if ax in axes else arr.shape[ax] for ax in range(arr.ndim)
+            )
+        else:
+            self.out_shape = tuple(arr.shape[ax] for ax in kept)
+        self.n_outputs = n_outputs
+
+    def bounds(self, bounds, name="bounds"):
+        """``(lower, upper)`` of each output, shape ``(n_outputs,)``: declared
+        (a pair of scalars, or one value per output in the result's flattened
+        order, in any form of :func:`~skdp.utils.check_bounds`), or taken from
+        the data with a :class:`~skdp.exceptions.PrivacyLeakWarning`."""
+        if bounds is None:
+            warn_privacy_leak(
+                f"{name} were not declared, so they are taken from the data: the "
+                "result leaks the data's range and is not differentially private. "
+                f"Declare {name}=(lower, upper) to get the guarantee."
+            )
+            lo, hi = float(self.values.min()), float(self.values.max())
+            if hi == lo:
+                hi = lo + 1.0
+            return np.full(self.n_outputs, lo), np.full(self.n_outputs, hi)
+        return check_bounds(bounds, self.n_outputs, name=name)
+
+    def shape_result(self, flat):
+        """The outputs in the result's shape (a float for a scalar result)."""
+        out = np.asarray(flat).reshape(self.out_shape)
+        return out.item() if out.ndim == 0 else out
+
+
+def spend(epsilon, source, mechanism=None):
+    """Record the pure ``epsilon`` of one call in every active tracker."""
+    budget = PrivacyBudget(float(epsilon), 0.0)
+    return record_spend(budget, f"skdp.tools.{source}", mechanism=mechanism)
+
+
+def checked_epsilon(epsilon):
+    return check_epsilon(epsilon)
