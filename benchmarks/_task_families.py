@@ -11,7 +11,11 @@ TUNING: the tasks the project's benchmarks already used to set constants:
 - binary: ``_real_tasks.BINARY`` (HealthInsurance, Fertility, HMDA, Adult) and
   the synthetic binary tasks of ``_logistic_rule.py`` (logistic labels on the
   unit ball at d = 10 and 50, on the unit box at d = 20): the grid behind the
-  OP ridge rule and ``AUTO_THRESHOLD``;
+  OP ridge rule and ``AUTO_THRESHOLD``; and, added with issue 34's light
+  ridge before it was chosen, the small tasks of ``_small_tuning_tasks.py``
+  (MASS biopsy, carData TitanicSurvival, MASS birthwt: 189-1,046 rows, strong
+  to weak signal), so that a constant chosen here has seen a small task with
+  a strong signal;
 - regression: ``_real_tasks.SMALL_REGRESSION`` and ``REGRESSION`` (the eight
   real regressions of ``bench_small_data.py``, behind ``postprocessing="eb"``);
 - multiclass: ``_real_tasks.MULTICLASS`` (digits, diamonds cut; behind the
@@ -57,6 +61,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _real_tasks  # noqa: E402
 from _real_tasks import Task, _Columns, _onehot, _rdata, _yes  # noqa: E402
+from _small_tuning_tasks import SMALL_TUNING_BINARY  # noqa: E402
 
 TUNING = "tuning"
 EVALUATION = "evaluation"
@@ -418,7 +423,7 @@ EVALUATION_REGRESSION = (
     cps1985_logwage,
     diabetes_progression,
 )
-TUNING_BINARY = _real_tasks.BINARY
+TUNING_BINARY = _real_tasks.BINARY + SMALL_TUNING_BINARY
 TUNING_REGRESSION = _real_tasks.SMALL_REGRESSION + _real_tasks.REGRESSION
 TUNING_MULTICLASS = _real_tasks.MULTICLASS
 

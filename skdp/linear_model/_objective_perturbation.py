@@ -15,7 +15,7 @@ from skdp._fm.estimator import (
 )
 from skdp._fm.solve import to_user_model
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
-from skdp.linear_model._op_calibration import calibrate, noise_delta
+from skdp.linear_model._op_calibration import calibrate, light_ridge, noise_delta
 from skdp.linear_model._op_problem import (
     op_domain,
     op_problem,
@@ -117,10 +117,17 @@ class OPLogisticRegression(
         The labels (two or more). Declared classes make the fit independent of
         which labels occur; None takes them from the data with a
         :class:`~skdp.exceptions.PrivacyLeakWarning`.
-    alpha : "auto" or float, default="auto"
+    alpha : "auto", "light" or float, default="auto"
         The ridge ``lambda`` of the perturbed objective (on the summed loss;
         the intercept coordinate included). ``"auto"`` chooses it from public
-        quantities only (see Notes, **Choosing lambda**).
+        quantities only (see Notes, **Choosing lambda**). ``"light"``: a fixed
+        multiple of the smallest admissible ridge
+        (:func:`~skdp.linear_model._op_calibration.light_ridge`), far lighter
+        than ``"auto"`` at small ``n epsilon``: better where the signal is
+        strong for ``n``, worse where it is weak. Meant as the second
+        candidate of a private choice,
+        ``PrivateGridSearchCV(OPLogisticRegression(...), {"alpha": ["auto",
+        "light"]}, epsilon=...)`` (Notes, **Which tasks set the rule**).
     noise : {"auto", "gaussian", "pure"}, default="auto"
         The objective noise under ``delta > 0``: ``"auto"`` draws the one
         with the smaller risk proxy (Notes, **Noise under delta > 0**),
@@ -453,7 +460,7 @@ class OPLogisticRegression(
         },
         "classes": ["array-like", None],
         "alpha": [
-            StrOptions({"auto"}),
+            StrOptions({"auto", "light"}),
             Interval(numbers.Real, 0, None, closed="neither"),
         ],
         "noise": [StrOptions({"auto", "gaussian", "pure"})],
@@ -528,11 +535,14 @@ class OPLogisticRegression(
         ``_check_release``. The automatic ridge is raised to the certificate's
         floor, a given one below it is refused (``CertificateError``)."""
         problem = op_problem(domain, n, n_classes, self.epsilon)
-        delta = self._noise_delta(problem, self.alpha)
-        cal = calibrate(problem, self.epsilon, delta, self.alpha)
+        alpha = self.alpha
+        if alpha == "light":
+            alpha = light_ridge(problem, self.epsilon)
+        delta = self._noise_delta(problem, alpha)
+        cal = calibrate(problem, self.epsilon, delta, alpha)
         if not math.isinf(self.epsilon):
             floor = certifiable_lambda(n, p, n_classes, problem.row_norm)
-            if self.alpha == "auto" and cal.lam < floor:
+            if self.alpha in ("auto", "light") and cal.lam < floor:
                 delta = self._noise_delta(problem, floor)
                 cal = calibrate(problem, self.epsilon, delta, floor)
             check_certifiable(n, p, n_classes, problem.row_norm, cal.lam)

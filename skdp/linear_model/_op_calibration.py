@@ -383,6 +383,29 @@ def calibrate(problem, epsilon, delta, lam="auto"):
     )
 
 
+# the light ridge's multiple of the smallest admissible ridge (light_ridge),
+# chosen on the TUNING family of benchmarks/_task_families.py only
+LIGHT_RIDGE_MULTIPLE = 16.0
+
+
+def light_ridge(problem, epsilon):
+    """The ``"light"`` ridge: ``LIGHT_RIDGE_MULTIPLE`` times the smallest
+    admissible one, the ``lam`` whose Jacobian term takes ``epsilon / 2``
+    (Chaudhuri, Monteleoni & Sarwate 2011; Kifer, Smith & Thakurta 2012).
+
+    Public quantities only. Where the signal is strong for ``n`` the best
+    ridge is a small multiple of the smallest admissible one, where it is
+    weak the rule's (:func:`choose_lambda`) much larger one; no public
+    quantity tells them apart, so this is the second candidate of a private
+    choice (:class:`~skdp.model_selection.PrivateGridSearchCV` over
+    ``alpha in ["auto", "light"]``), not a default. At ``epsilon = inf``:
+    :func:`no_noise_lambda`.
+    """
+    if math.isinf(epsilon):
+        return no_noise_lambda(problem)
+    return LIGHT_RIDGE_MULTIPLE * problem.lambda_for_jacobian(epsilon / 2.0)
+
+
 def no_noise_lambda(problem):
     """The ridge at ``epsilon = inf``: ``1e-6 a``, a tiny multiple of the
     curvature guess, only to keep the minimizer unique (separable data)."""

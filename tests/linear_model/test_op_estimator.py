@@ -570,3 +570,26 @@ def test_gaussian_noise_needs_delta():
     est = OPLogisticRegression(noise="gaussian", data_norm=1.0, classes=[0, 1])
     with pytest.raises(ValueError, match="noise='gaussian' needs delta > 0"):
         est.fit(X, y)
+
+
+def test_light_ridge_is_a_multiple_of_the_smallest_admissible():
+    """``alpha="light"`` is ``LIGHT_RIDGE_MULTIPLE`` times the ridge whose
+    Jacobian term is epsilon / 2, computed independently here (binary:
+    ``log(1 + R^2 / (4 lam)) = eps / 2``), and raised to the certificate's
+    floor like ``"auto"``."""
+    from skdp.linear_model._op_calibration import LIGHT_RIDGE_MULTIPLE
+
+    X, y = _data(n=3000, d=4)
+    for eps in (0.5, 2.0):
+        est = OPLogisticRegression(
+            epsilon=eps, alpha="light", data_norm=1.0, classes=[0, 1], random_state=0
+        ).fit(X, y)
+        R = est.row_norm_
+        smallest = R**2 / (4.0 * math.expm1(eps / 2.0))
+        assert est.alpha_ == pytest.approx(LIGHT_RIDGE_MULTIPLE * smallest, rel=1e-12)
+        assert est.jacobian_epsilon_ < eps / 2.0
+    inf = OPLogisticRegression(
+        epsilon=math.inf, alpha="light", data_norm=1.0, classes=[0, 1]
+    ).fit(X, y)
+    auto = OPLogisticRegression(epsilon=math.inf, data_norm=1.0, classes=[0, 1])
+    assert inf.alpha_ == auto.fit(X, y).alpha_
