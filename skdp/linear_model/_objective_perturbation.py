@@ -385,27 +385,17 @@ class OPLogisticRegression(
     takes ``epsilon / 2``, the split of Chaudhuri et al. and Kifer et al.)
     loses 7.1 there (worst cell 0.20) and fixed multiples 4-32 of it 0.9-3.5,
     at n <= 700 above all, where the noise needs a strong ridge. On the
-    held-out EVALUATION family (CreditCard, k401ksubs, SwissLabor, Mroz,
-    Pima, Wells, scikit-learn's breast cancer; 56 cells, 10 seeds;
-    ``benchmarks/bench_defaults.py --full``) OP with this rule is first or
-    within 2 standard errors of the best of {FM, OP with this rule, OP with
-    the smallest admissible ridge} in 50 cells. It loses to the smallest
-    admissible ridge where the signal is strong for its ``n``: breast cancer
-    at epsilon 2 (0.68 pure, 0.72 with delta, against 0.77 and 0.80) and
-    CreditCard at epsilon 5, pure (0.792 against 0.822); and to FM on Pima
-    with delta at epsilon 1-5 (:class:`PrivateLogisticRegression`'s Notes).
-    A data-free ``W`` cannot know how strong the signal is, and no tuning
-    task is as separable as breast cancer: at 400 training rows the tuning
-    tasks want 64-512 times the smallest admissible ridge, breast cancer,
-    Pima and Mroz at the same ``n``, ``p`` and epsilon 4-16 times
-    (``benchmarks/_ridge_signal.py``;
-    ``benchmarks/reference_results/full/ridge_signal.md``). Choosing between
-    the two needs the data: ``PrivateGridSearchCV(OPLogisticRegression(...),
-    {"alpha": ["auto", "light"]}, epsilon=...)`` chooses privately between the
-    rule's ridge and the light one (16 times the smallest admissible ridge;
-    the multiple chosen on the tuning family by what that search releases,
-    ``benchmarks/_light_ridge.py``). On the evaluation family at a total
-    epsilon of 1 and 5 it is within 2 standard errors of
+    held-out EVALUATION family (``benchmarks/bench_defaults.py --full``) it
+    loses where the signal is strong for ``n`` (breast cancer at epsilon 2,
+    CreditCard at 5; :class:`PrivateLogisticRegression`'s Notes): at 400
+    training rows the tuning tasks want 64-512 times the smallest admissible
+    ridge, breast cancer, Pima and Mroz 4-16 times at the same ``n``, ``p``
+    and epsilon (``reference_results/full/ridge_signal.md``). No data-free
+    ``W`` tells them apart; ``PrivateGridSearchCV(OPLogisticRegression(...),
+    {"alpha": ["auto", "light"]}, epsilon=...)`` chooses on the data (the
+    light ridge's multiple, 16, chosen on the tuning family by what that
+    search releases, ``benchmarks/_light_ridge.py``). On the evaluation
+    family at a total epsilon of 1 and 5 it is within 2 standard errors of
     :class:`PrivateLogisticRegression` in 11 of 14 cells (breast cancer at
     epsilon 1: +0.077) and below in 3 (k401ksubs and Wells at epsilon 1,
     Mroz at 5: up to -0.031), where the rule was right and the search paid
