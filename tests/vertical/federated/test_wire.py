@@ -393,3 +393,52 @@ def test_random_bytes_raise_only_wire_errors():
         assert isinstance(message, Message) and isinstance(message.payload, dict)
         decoded += 1
     assert 0 < decoded < len(frames)
+
+
+# A fresh interpreter in which google.protobuf cannot be imported, as without the
+# "federated" extra: skdp.vertical.federated still imports, the wire says what
+# to install, and skdp-party exits 2 with the install hint.
+_WITHOUT_PROTOBUF = """
+import sys
+
+
+class _Blocked:
+    def find_spec(self, name, path=None, target=None):
+        if name == "google.protobuf" or name.startswith("google.protobuf."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, _Blocked())
+import skdp.vertical.federated
+from skdp.vertical._messages import Message
+from skdp.vertical.federated._cli import party_main
+from skdp.vertical.federated._wire import encode_message
+
+try:
+    encode_message(Message("s", "a", "b", "k", {}))
+except ImportError as exc:
+    print("ImportError:", exc)
+sys.exit(party_main(["--config", sys.argv[1]]))
+"""
+
+
+def test_without_protobuf_the_install_hint(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_PROTOBUF, str(tmp_path / "party.toml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "ImportError: the federated wire format needs protobuf" in proc.stdout
+    assert '"federated" extra: pip install' in proc.stdout
+    assert "skdp-party: needs google.protobuf" in proc.stderr
+    assert 'pip install ".[federated]"' in proc.stderr
+    assert "Traceback" not in proc.stderr
