@@ -69,10 +69,11 @@ _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 #: Protobuf nesting of a map nested MAX_DEPTH deep, holding an array:
 #: Message > Map > (Entry > Value > Map) x MAX_DEPTH ... > Array.
 _MAX_NESTING = 3 * MAX_DEPTH + 3
-#: Messages and fields the walk visits at most: a payload of MAX_ENTRIES values
-#: needs fewer (per value: its map entry's 2 fields and the entry field, its 1
-#: field, an array's 3, a list's or map's items counted as values).
-_MAX_STEPS = 8 * MAX_ENTRIES + 16
+#: Messages and fields the walk visits at most. A payload of MAX_ENTRIES values
+#: needs fewer: per value at most 10 (the Map field holding its Entry, the
+#: Entry and its 2 fields, the Value and its field, an Array and its 3 fields;
+#: the shape packed, as encode_message writes it).
+_MAX_STEPS = 10 * MAX_ENTRIES + 16
 
 
 class WireError(ValueError):

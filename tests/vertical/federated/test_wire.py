@@ -254,6 +254,7 @@ def test_too_many_entries_refused_before_parsing(monkeypatch):
 
         Version = pb.Version
 
+    _wire._schema()  # loaded, then its parser replaced
     monkeypatch.setitem(_wire._SCHEMA, "pb", NoParse)
     _refused(frame, f"more than {MAX_ENTRIES} entries")
 
@@ -442,3 +443,20 @@ def test_without_protobuf_the_install_hint(tmp_path):
     assert "skdp-party: needs google.protobuf" in proc.stderr
     assert 'pip install ".[federated]"' in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_walk_budget_admits_every_payload_within_the_entry_limit(monkeypatch):
+    """The walk's step budget never refuses what the entry limit admits: a map
+    of arrays (the most steps per value) with MAX_ENTRIES entries in all."""
+    monkeypatch.setattr(_wire, "MAX_ENTRIES", 50)
+    monkeypatch.setattr(_wire, "_MAX_STEPS", 10 * 50 + 16)
+    payload = {f"k{i}": np.zeros((1, 2)) for i in range(49)}  # + the payload map
+    assert (
+        len(
+            decode_message(encode_message(Message("s", "a", "b", "k", payload))).payload
+        )
+        == 49
+    )
+    payload["k49"] = np.zeros(1)
+    with pytest.raises(WireError, match="more than 50 entries"):
+        decode_message(encode_message(Message("s", "a", "b", "k", payload)))
