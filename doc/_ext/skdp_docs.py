@@ -30,10 +30,13 @@ MODULE_ORDER = [
 
 
 def public_modules():
-    """Every skdp module without an underscore in its path that has ``__all__``."""
+    """Every skdp module without an underscore in its path that has ``__all__``
+    (not the code protoc generates, ``*_pb2``: its schema is the ``.proto``, and
+    the docs extra has no protobuf runtime to import it with)."""
     names = {"skdp"}
     for info in pkgutil.walk_packages(skdp.__path__, prefix="skdp."):
-        if not any(part.startswith("_") for part in info.name.split(".")):
+        parts = info.name.split(".")
+        if not any(p.startswith("_") for p in parts) and not info.name.endswith("_pb2"):
             names.add(info.name)
     ordered = [n for n in MODULE_ORDER if n in names]
     ordered += sorted(n for n in names if n not in MODULE_ORDER)

@@ -18,6 +18,7 @@ EXTRAS = {
     "accounting": ("dp-accounting>=0.6",),
     "federated": (
         "grpcio>=1.60",
+        "protobuf>=4.25.8",
         "cryptography>=42",
         "tenseal>=0.3.14",
         "pyarrow>=14",

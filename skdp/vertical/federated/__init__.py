@@ -5,8 +5,8 @@ mutually authenticated TLS (gRPC).
 :func:`run_party` / :func:`run_server`) each host one role of the vertical
 protocol and route its messages to the other participants; ``skdp-certs`` makes a
 small CA. :func:`load_model` reads the released model as a fitted estimator.
-Needs skdp's ``federated`` extra (grpcio, cryptography, tenseal, pyarrow);
-nothing optional is imported until a run starts.
+Needs skdp's ``federated`` extra (grpcio, protobuf, cryptography, tenseal,
+pyarrow); nothing optional is imported until a run starts.
 """
 
 from skdp.vertical.federated._config import (

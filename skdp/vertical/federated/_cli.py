@@ -50,7 +50,13 @@ def _quiet_grpc():
 def _missing_extras():
     import importlib.util
 
-    return [m for m in ("grpc", "cryptography") if importlib.util.find_spec(m) is None]
+    def absent(module):
+        try:
+            return importlib.util.find_spec(module) is None
+        except ModuleNotFoundError:  # google (of google.protobuf) is absent
+            return True
+
+    return [m for m in ("grpc", "google.protobuf", "cryptography") if absent(m)]
 
 
 def _on_sigterm(signum, frame):

@@ -4,7 +4,8 @@ Every participant runs one gRPC server (its *endpoint*) with two methods on raw
 bytes (generic handlers, no generated code):
 
 ``/skdp.Federated/Deliver`` (client streaming)
-    an encoded message (:mod:`skdp.vertical.federated._wire`) in chunks of at
+    an encoded message (a serialized protocol-buffers ``skdp.wire.Message``,
+    :mod:`skdp.vertical.federated._wire`) in chunks of at
     most :data:`CHUNK_BYTES`, answered with an empty acknowledgement once it is
     queued;
 ``/skdp.Federated/Ping``

@@ -154,10 +154,16 @@ def test_misaddressed_and_malformed_messages_are_refused(pki, server):
             peer.send(Message("s", "alice", "bob", "k", {}))
         with pytest.raises(grpc.RpcError) as info:
             peer._deliver(iter([b"\x80\x04pickle"]), timeout=10)
+        # a peer running an skdp that speaks the JSON frame (wire version 1)
+        head = b'{"step":"s","sender":"alice","receiver":"server","kind":"k"}'
+        with pytest.raises(grpc.RpcError) as old:
+            peer._deliver(iter([b"SKDPMSG1\0\0\0\x3b" + head]), timeout=10)
     finally:
         peer.close()
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert "bad magic" in info.value.details()
+    assert "not an skdp message frame" in info.value.details()
+    assert old.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "server: wire version mismatch: got 1" in old.value.details()
     assert got == []
 
 
