@@ -183,6 +183,7 @@ class Pick:
 
     candidates: list
     better: str = "max"
+    named: bool = False  # print the method's name even when it is the only one
 
     @property
     def values(self):
@@ -257,6 +258,32 @@ def environment_reasons():
         reasons["opendp"] = (
             "OpenDP not installed here",
             "Theil-Sen: OpenDP is not installed in this environment; it comes with "
+            'the bench extra (`pip install ".[bench]"`).',
+        )
+    return reasons
+
+
+def file_reasons(run_dir):
+    """Why diffprivlib or OpenDP columns are empty, as the run's own detail
+    files say (for pages built from a run made elsewhere, such as the docs)."""
+    text = " ".join(p.read_text() for p in sorted(Path(run_dir).glob("*.md")))
+    reasons = {}
+    m = re.search(
+        r"diffprivlib:? (not importable|not available|not installed)[^(]*\(([^)]*)\)",
+        text,
+    )
+    if m:
+        reasons["diffprivlib"] = (
+            f"{m.group(1)} in that run",
+            f"diffprivlib: {m.group(1)} in the run shown ({m.group(2)}). Its "
+            "current release, 0.6.6, cannot be imported beside scikit-learn 1.7 "
+            "or newer; the reference run measured it in a separate scikit-learn "
+            "1.6.1 environment.",
+        )
+    if re.search(r"OpenDP: not installed", text):
+        reasons["opendp"] = (
+            "OpenDP not installed in that run",
+            "Theil-Sen: OpenDP was not installed in the run shown; it comes with "
             'the bench extra (`pip install ".[bench]"`).',
         )
     return reasons
@@ -349,7 +376,7 @@ class Source:
             if table.col(column) is None:
                 continue
             cands.append((label, self.value(table, i, column, ref_stem, anchor)))
-        return Pick(cands, better)
+        return Pick(cands, better, named=anchor is not None)
 
 
 def _is_key(h):
@@ -820,7 +847,7 @@ def render_pick(pick, fmt, out_dir, reference_dir):
     """A Pick as text: ``fmt(text, href)`` makes a link (Markdown or HTML)."""
     parts = []
     best = pick.best()
-    several = len(pick.candidates) > 1
+    several = len(pick.candidates) > 1 or pick.named
     if best is not None:
         label, v = best
         parts.append(f"{v.shown} ({label})" if several else v.shown)
