@@ -362,6 +362,8 @@ def _escape(text):
 def _table(rows):
     cells = [[c.strip() for c in r.strip().strip("|").split("|")] for r in rows]
     header, body = cells[0], [r for r in cells[2:]]
+    if not body:  # a table with no rows ("cells where ... (0)"): say so
+        return ["(None in this run.)", ""]
     out = [".. list-table::", "   :header-rows: 1", "   :class: bench-table", ""]
     for row in [header, *body]:
         row = row + [""] * (len(header) - len(row))
