@@ -180,18 +180,20 @@ def optional_diffprivlib():
     return diffprivlib.__version__, LinearRegression, LogisticRegression, ""
 
 
-def figure_legend(fig, axes, ncol=6):
-    """One legend below the panels naming every line of every panel.
+def figure_legend(fig, axes, ncol=6, title=None):
+    """One legend below the panels naming every line of every panel, and the
+    figure's ``title`` (its claim) above them.
 
     Labels are deduplicated in order of first appearance, so a line drawn in
     only some panels (one-vs-rest on the multi-class tasks, say) is named too;
-    the panels shrink to leave the legend its room.
+    the panels shrink to leave the legend and the title their room.
     """
     handles = {}
     for ax in np.ravel(axes):
         for handle, label in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(label, handle)
-    ncol = min(ncol, len(handles))
+    # about 3.2 inches per legend column, so that the legend fits the figure
+    ncol = max(1, min(ncol, len(handles), int(fig.get_size_inches()[0] / 3.2)))
     rows = -(-len(handles) // ncol)
     fig.legend(
         list(handles.values()),
@@ -201,13 +203,112 @@ def figure_legend(fig, axes, ncol=6):
         fontsize=9,
         frameon=False,
     )
-    bottom = min(0.4, (0.15 + 0.25 * rows) / fig.get_size_inches()[1])
-    fig.tight_layout(rect=(0, bottom, 1, 1))
+    height = fig.get_size_inches()[1]
+    bottom = min(0.4, (0.15 + 0.25 * rows) / height)
+    top = 1.0
+    if title:
+        n_lines = title.count("\n") + 1
+        fig.suptitle(title, fontsize=11)
+        top = 1 - 0.02 * n_lines / height
+    fig.tight_layout(rect=(0, bottom, 1, top))
 
 
-def save_figure(fig, out_dir, name, dpi=100):
-    """Lay out ``fig``, write it to ``out_dir/<name>.png`` and close it; the path."""
-    fig.tight_layout()
+def plot_clipped(ax, x, y, ceiling, fmt="o-", label=None, **kw):
+    """Plot ``y`` against ``x`` with every value above ``ceiling`` drawn on it.
+
+    A clipped point is an open up-triangle at the ceiling, annotated
+    ``clipped: <value>``, so a blow-up is marked instead of squashing the other
+    lines (see :func:`mark_clipped_axis`). ``None`` values are not drawn.
+    Returns the number of clipped points.
+    """
+    x = np.asarray(x, float)
+    y = np.asarray([np.nan if v is None else v for v in y], float)
+    (line,) = ax.plot(x, np.minimum(y, ceiling), fmt, label=label, **kw)
+    over = y > ceiling
+    if not over.any():
+        return 0
+    colour = line.get_color()
+    ax.plot(
+        x[over],
+        np.full(over.sum(), ceiling),
+        linestyle="none",
+        marker="^",
+        markersize=9,
+        markerfacecolor="white",
+        markeredgecolor=colour,
+    )
+    stack = ax.__dict__.setdefault("_skdp_clipped", {})
+    for xi, yi in zip(x[over], y[over]):
+        k = stack.get(xi, 0)
+        stack[xi] = k + 1
+        ha = (
+            "left"
+            if xi == np.nanmin(x)
+            else "right"
+            if xi == np.nanmax(x)
+            else "center"
+        )
+        ax.annotate(
+            f"clipped: {yi:.3g}",
+            (xi, ceiling),
+            textcoords="offset points",
+            xytext=(0, -14 - 10 * k),
+            ha=ha,
+            fontsize=7,
+            color=colour,
+        )
+    return int(over.sum())
+
+
+def eps_axis(ax, eps, label="epsilon"):
+    """A log x axis with a tick at each measured eps, labelled plainly (0.5,
+    not 5 x 10^-1)."""
+    eps = [float(e) for e in eps if np.isfinite(float(e))]
+    ax.set_xscale("log")
+    ax.set_xticks(eps)
+    ax.set_xticklabels([f"{e:g}" for e in eps])
+    ax.xaxis.set_minor_formatter(
+        __import__("matplotlib.ticker", fromlist=["NullFormatter"]).NullFormatter()
+    )
+    ax.set_xlabel(label)
+
+
+def mark_clipped_axis(ax, ceiling, what="the axis is cut here"):
+    """Mark the y axis of ``ax`` as cut at ``ceiling``: break marks on both
+    spines, a dashed line and a label; the axis stops just above it."""
+    ax.axhline(ceiling, color="0.5", lw=0.8, ls=(0, (4, 3)))
+    trans = ax.get_yaxis_transform()  # x in axes coordinates, y in data
+    for x0 in (0.0, 1.0):
+        ax.plot(
+            [x0 - 0.015, x0 + 0.015],
+            [ceiling / 1.12, ceiling * 1.12]
+            if ax.get_yscale() == "log"
+            else [ceiling * 0.98, ceiling * 1.02],
+            transform=trans,
+            color="k",
+            lw=1.2,
+            clip_on=False,
+        )
+    ax.text(
+        0.5,
+        ceiling,
+        f" {what} ",
+        transform=trans,
+        fontsize=7,
+        ha="center",
+        va="bottom",
+        color="0.3",
+    )
+    lo, _ = ax.get_ylim()
+    ax.set_ylim(lo, ceiling * (1.6 if ax.get_yscale() == "log" else 1.05))
+
+
+def save_figure(fig, out_dir, name, dpi=100, layout=True):
+    """Lay out ``fig`` (unless ``layout=False``: already laid out, e.g. by
+    :func:`figure_legend`), write it to ``out_dir/<name>.png`` and close it;
+    the path."""
+    if layout:
+        fig.tight_layout()
     path = Path(out_dir) / f"{name}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=dpi)

@@ -21,7 +21,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _real_tasks  # noqa: E402
-from _common import markdown_table, paired_difference, pyplot, write_result  # noqa: E402
+from _common import (  # noqa: E402
+    eps_axis,
+    figure_legend,
+    markdown_table,
+    paired_difference,
+    pyplot,
+    write_result,
+)
 from bench_fm_utility import (  # noqa: E402
     QUICK_MAX_TRAIN,
     _split,
@@ -245,24 +252,41 @@ def multiclass_main(quick=True, out_dir="benchmarks/results"):
 
 def plot_multiclass(results, out_dir):
     plt = pyplot()
-    fig, axes = plt.subplots(1, len(results), figsize=(5 * len(results), 3.6))
-    for ax, (task, per, base) in zip(np.atleast_1d(axes), results):
+    fig, axes = plt.subplots(
+        1, len(results), figsize=(5 * len(results), 4.6), squeeze=False
+    )
+    gap = 0.0
+    for ax, (task, per, base) in zip(axes.flat, results):
         eps = list(per)
         for method, style, label in zip(
             MC_METHODS,
             ("o-", "s--", "^:"),
             (
-                "central FM",
-                "vertical top-down (threshold noise)",
-                "vertical bottom-up (each party eps)",
+                "central FM on the pooled data",
+                "vertical top-down, threshold noise (default)",
+                "vertical bottom-up (each party sets its eps)",
             ),
         ):
             ax.plot(eps, [np.median(per[e][method]) for e in eps], style, label=label)
-        ax.axhline(np.median(base["non-private"]), color="k", lw=1, label="non-private")
-        ax.axhline(np.median(base["majority"]), color="gray", ls=":", label="majority")
-        ax.set(xscale="log", xlabel="epsilon", ylabel="test accuracy", title=task.name)
-    np.atleast_1d(axes)[0].legend(fontsize=7)
-    fig.tight_layout()
+        central = [np.median(per[e][MC_METHODS[0]]) for e in eps]
+        top_down = [np.median(per[e][MC_METHODS[1]]) for e in eps]
+        gap = max(gap, max(c - t for c, t in zip(central, top_down)))
+        ax.axhline(
+            np.median(base["non-private"]), color="k", lw=1, label="non-private fit"
+        )
+        ax.axhline(
+            np.median(base["majority"]),
+            color="gray",
+            ls=":",
+            label="predict the majority class",
+        )
+        eps_axis(ax, eps)
+        ax.set(ylabel="test accuracy (higher is better)", title=task.name)
+    title = (
+        "Split over 3 parties, the default vertical model loses at most "
+        f"{gap:.3f} accuracy against the central one (same eps)"
+    )
+    figure_legend(fig, axes, ncol=3, title=title)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     fig.savefig(Path(out_dir) / "vertical_multiclass.png", dpi=120)
     plt.close(fig)

@@ -2,7 +2,9 @@
 
 Each ``benchmarks/bench_*.py`` module exposes ``main(quick, out_dir)``; this runner
 calls them in order, writes every table and plot to ``--out-dir`` and prints a
-summary (time per benchmark, and failures without stopping the others).
+summary (time per benchmark, and failures without stopping the others). Last, it
+writes the run's front door, ``index.md`` and ``index.html``: one headline table
+per question, each figure read from the detail tables (``_index.py``).
 """
 
 import argparse
@@ -16,6 +18,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from _common import machine_description, markdown_table, write_result  # noqa: E402
+from _index import write_index  # noqa: E402
 
 # order: foundation first, the estimators next, the cost benchmarks last
 ORDER = [
@@ -71,10 +74,17 @@ def main(argv=None):
     text = (
         f"### Summary ({mode} mode, {machine_description()})\n\n"
         + markdown_table(["benchmark", "status", "seconds"], summary)
-        + "\n\nTables and plots: the files next to this summary.\n"
+        + "\n\nHeadlines: `index.md` (or `index.html`); tables and plots: the "
+        "files next to this summary.\n"
     )
     print()
     write_result(args.out_dir, "summary", text)
+    try:
+        index_md, index_html = write_index(args.out_dir)
+        print(f"Headlines: {index_md.resolve()} and {index_html.name}")
+    except Exception:  # the tables are written; report the index's failure
+        traceback.print_exc()
+        failed.append("index")
     # the machine's own path goes to the terminal only, not into a results file
     print(f"Tables and plots: {Path(args.out_dir).resolve()}")
     return 1 if failed else 0

@@ -1,6 +1,7 @@
 """Pages the docs build generates: the API reference and the benchmark results."""
 
 import importlib
+import importlib.util
 import inspect
 import pkgutil
 import re
@@ -367,6 +368,8 @@ def _escape(text):
 def _table(rows):
     cells = [[c.strip() for c in r.strip().strip("|").split("|")] for r in rows]
     header, body = cells[0], [r for r in cells[2:]]
+    if not body:  # a table with no rows ("cells where ... (0)"): say so
+        return ["(None in this run.)", ""]
     out = [".. list-table::", "   :header-rows: 1", "   :class: bench-table", ""]
     for row in [header, *body]:
         row = row + [""] * (len(header) - len(row))
@@ -375,12 +378,14 @@ def _table(rows):
     return out + [""]
 
 
-def markdown_to_rst(text, first_level):
+def markdown_to_rst(text, first_level, rubrics=False):
     """Convert the Markdown subset benchmarks write (headings, tables, text,
     fenced code).
 
     The file's heading levels, in order of depth, become RST levels from
-    ``first_level`` on (RST rejects skipped levels).
+    ``first_level`` on (RST rejects skipped levels); with ``rubrics=True``
+    headings become rubrics (bold titles that open no section, so that the
+    text can sit inside a collapsed block).
     """
     out, lines, i = [], text.splitlines(), 0
     fenced = re.sub(r"^```.*?^```", "", text, flags=re.M | re.S)
@@ -406,7 +411,9 @@ def markdown_to_rst(text, first_level):
             out += [""] + _table(block)
             continue
         m = re.match(r"^(#+)\s+(.*)$", line)
-        if m:
+        if m and rubrics:
+            out += ["", f".. rubric:: {_inline(m.group(2).strip())}", ""]
+        elif m:
             level = min(rank[len(m.group(1))], 6)
             title = _inline(m.group(2).strip())
             out += ["", title, _HEADING_CHARS[level] * max(len(title), 3), ""]
@@ -414,6 +421,95 @@ def markdown_to_rst(text, first_level):
             out.append(_inline(line.strip()))
         i += 1
     return "\n".join(out)
+
+
+# Paragraphs of a table file that describe how a run was made rather than what
+# it found (commands, environments, loads, commit ids, comparisons with an
+# earlier snapshot): they go to a collapsed "Lab details" block at the end of
+# the page.
+LAB_NOTE = re.compile(
+    r"/work/|/\S*venv|\.venv|nice -n|nice python|python -c|PYTHONPATH|"
+    r"\bcommit [0-9a-f]{7}|load average|previous snapshot|\bUTC\b|other jobs|"
+    r"shared machine|process_time of the whole run",
+    re.I,
+)
+# a sentence ends at ". " before a capital letter or a code span
+_SENTENCE_END = re.compile(r"(?<=[.)])\s+(?=[A-Z`])")
+
+
+# Results pages written by benchmarks/run.py that are not benchmarks: the
+# run's time per benchmark and its front door (shown on the results page).
+NOT_PAGES = {"summary", "index"}
+
+
+def _clauses(sentence):
+    """``sentence`` split at the semicolons outside parentheses."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(sentence):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == ";" and depth == 0:
+            out.append(sentence[start:i].strip())
+            start = i + 1
+    return [*out, sentence[start:].strip()]
+
+
+def split_lab_notes(text):
+    """``(results, lab notes)``: the Markdown ``text`` without the sentences
+    of its paragraphs that match :data:`LAB_NOTE`, and those sentences, one
+    paragraph per source paragraph (tables, headings and code stay)."""
+    keep, lab, para = [], [], []
+
+    def flush():
+        if not para:
+            return
+        kept, moved = [], []
+        for sentence in _SENTENCE_END.split(" ".join(x.strip() for x in para)):
+            if not LAB_NOTE.search(sentence):
+                kept.append(sentence)
+                continue
+            # move only the clauses (between semicolons) that are lab notes,
+            # or the whole sentence when its lab clause introduces the rest
+            clauses = _clauses(sentence.rstrip("."))
+            if LAB_NOTE.search(clauses[0]) and ":" in clauses[0]:
+                clauses = ["; ".join(clauses)]
+            moved.append("; ".join(c for c in clauses if LAB_NOTE.search(c)) + ".")
+            rest = [c for c in clauses if not LAB_NOTE.search(c)]
+            if rest:
+                kept.append("; ".join(rest) + ".")
+        if kept:
+            keep.append(" ".join(kept))
+        if moved:
+            lab.extend([" ".join(moved), ""])
+        para.clear()
+
+    fenced = False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        plain = not fenced and line.strip() and not line.startswith(("|", "#", "```"))
+        if plain:
+            para.append(line)
+            continue
+        flush()
+        keep.append(line)
+    flush()
+    return "\n".join(keep), "\n".join(lab).strip()
+
+
+def collapsed(title, body_lines):
+    """RST for a block the reader opens on demand (an HTML ``<details>``)."""
+    return [
+        ".. raw:: html",
+        "",
+        f'   <details class="lab-details"><summary>{title}</summary>',
+        "",
+        *body_lines,
+        "",
+        ".. raw:: html",
+        "",
+        "   </details>",
+        "",
+    ]
 
 
 def _bench_key(stem):
@@ -453,15 +549,16 @@ def plot_owner(plot_stem, table_stems):
 def collect_benchmarks(sources):
     """``{stem: {source key: (table path or None, [plot paths])}}``.
 
-    ``summary`` (the run's time per benchmark) is not a benchmark page.
+    ``summary`` (the run's time per benchmark) and ``index`` (its headlines)
+    are not benchmark pages.
     """
     table_stems = {
         p.stem for _, _, folder in sources for p in folder.glob("*.md")
-    } - {"summary"}
+    } - NOT_PAGES
     pages = {}
     for key, _, folder in sources:
         for table in sorted(folder.glob("*.md")):
-            if table.stem != "summary":
+            if table.stem not in NOT_PAGES:
                 pages.setdefault(table.stem, {}).setdefault(key, [None, []])[0] = table
         for plot in sorted(folder.glob("*.png")):
             owner = plot_owner(plot.stem, table_stems)
@@ -540,13 +637,17 @@ def _bench_page(stem, found, sources, bench_dir, out_dir):
     ):
         contents = [".. contents:: On this page", "   :local:", "   :depth: 2"]
         lines += [*contents, "   :backlinks: none", ""]
+    lab = []
     for key, source_title, _ in sources:
         if key not in found:
             continue
         table, plots = found[key]
         lines += [source_title, "-" * len(source_title), ""]
         if table is not None:
-            lines += [markdown_to_rst(table.read_text(), first_level=3), ""]
+            results, notes = split_lab_notes(table.read_text())
+            lines += [markdown_to_rst(results, first_level=3), ""]
+            if notes:
+                lab += [f"**{source_title}.**", "", markdown_to_rst(notes, 3), ""]
         else:
             lines += [
                 f"This run wrote plots under this name but no ``{stem}.md``: "
@@ -564,7 +665,80 @@ def _bench_page(stem, found, sources, bench_dir, out_dir):
                 f"   ``{plot.name}``",
                 "",
             ]
+    if lab:
+        lines += collapsed("Lab details: how these runs were made", lab)
     return "\n".join(lines) + "\n"
+
+
+def _load_index_module(bench_dir):
+    """``benchmarks/_index.py`` (the headline tables of a run), or None."""
+    path = Path(bench_dir) / "_index.py" if bench_dir is not None else None
+    if path is None or not path.exists():
+        return None
+    spec = importlib.util.spec_from_file_location("skdp_bench_index", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def headline_rst(sources, snapshot_dir, bench_dir, pages):
+    """The headline tables (one per question) of the newest run shown: this
+    machine's, else the committed quick snapshot; built by
+    ``benchmarks/_index.py`` from the same detail tables as the pages."""
+    index = _load_index_module(bench_dir)
+    folders = {key: (title, folder) for key, title, folder in sources}
+    key = "run" if "run" in folders else "quick" if "quick" in folders else None
+    if index is None or key is None:
+        return []
+    _, folder = folders[key]
+    title = {
+        "run": "this machine's run (``benchmarks/results/``)",
+        "quick": "the committed snapshot, quick mode "
+        "(``benchmarks/reference_results/quick/``)",
+    }[key]
+    reference = Path(snapshot_dir) / "full" if snapshot_dir else None
+    questions = index.build_index(folder, reference, reasons=index.file_reasons(folder))
+    if not any(q.rows for q in questions):
+        return []
+    out = [
+        "Headline results",
+        "----------------",
+        "",
+        f"Read from {title}. " + _inline(index.INTRO.replace("`", "")),
+        "",
+    ]
+    notes = index.missing_notes(questions)
+    if notes:
+        out += ["Why figures are missing:", ""]
+        out += [f"- {_inline(n)}" for n in notes] + [""]
+    for q in questions:
+        out += [q.title, "~" * len(q.title), "", _inline(q.lead), ""]
+        if not q.rows:
+            out += ["Not in this run.", ""]
+            continue
+        out += [".. list-table::", "   :header-rows: 1", "   :class: bench-table", ""]
+        header = [*q.columns, "detail"]
+        out.append("   * - " + _inline(header[0]))
+        out += ["     - " + _inline(h) for h in header[1:]]
+        for row in q.rows:
+            cells = [
+                index.render_pick(c, lambda text, href: text, folder, reference)
+                if isinstance(c, index.Pick)
+                else str(c)
+                for c in row.cells
+            ]
+            links = [
+                f":doc:`/benchmarks/{stem}`"
+                for stem, _ in row.details
+                if stem in pages
+            ]
+            cells = [_inline(c) or r"\ " for c in cells]
+            cells.append(", ".join(dict.fromkeys(links)) or r"\ ")
+            out.append("   * - " + cells[0])
+            out += ["     - " + c for c in cells[1:]]
+        out += [""]
+        out += [f"- {_inline(n)}" for n in q.notes] + [""]
+    return out
 
 
 def write_benchmark_pages(results_dir, snapshot_dir, out_dir, index_path, bench_dir):
@@ -605,6 +779,7 @@ def write_benchmark_pages(results_dir, snapshot_dir, out_dir, index_path, bench_
             "      python -m sphinx -W -b html doc doc/_build/html",
             "",
         ]
+    lines += headline_rst(sources, snapshot_dir, bench_dir, pages)
     if pages:
         lines += [
             "The benchmarks",
@@ -621,13 +796,24 @@ def write_benchmark_pages(results_dir, snapshot_dir, out_dir, index_path, bench_
             *[f"   /{out_dir.name}/{stem}" for stem in pages],
             "",
         ]
+    lab = []
     readme = Path(snapshot_dir) / "README.md" if snapshot_dir else None
     if readme is not None and readme.exists() and any(
         key in ("full", "quick") for key, _, _ in sources
     ):
-        lines += [markdown_to_rst(readme.read_text(), first_level=2), ""]
+        lab += [markdown_to_rst(readme.read_text(), 2, rubrics=True), ""]
     for key, source_title, folder in sources:
         summary = folder / "summary.md"
         if summary.exists():
-            lines += [markdown_to_rst(summary.read_text(), first_level=2), ""]
+            lab += [markdown_to_rst(summary.read_text(), 2, rubrics=True), ""]
+    if lab:
+        lines += [
+            "Lab details",
+            "-----------",
+            "",
+            "How the committed snapshot was made (commands, environments, "
+            "machine load) and each run's time per benchmark:",
+            "",
+            *collapsed("Show the lab details", lab),
+        ]
     _write_if_changed(index_path, "\n".join(lines) + "\n")

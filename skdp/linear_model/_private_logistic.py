@@ -115,7 +115,9 @@ def noise_level(
 class PrivateLogisticRegression(ClassifierMixin, BudgetTrackingMixin, BaseEstimator):
     """Differentially private logistic regression: the better of FM and OP.
 
-    One estimator for "the best private logistic regression for my data".
+    One estimator for private logistic regression at any ``n`` and epsilon,
+    the method chosen for you (how it compares, and where it is not first:
+    the benchmark pages *private_logistic* and *defaults*).
     ``method="auto"`` fits objective perturbation
     (:class:`OPLogisticRegression`: the exact logistic loss, best once the
     noise is small against the signal, and on the measured grid better or
