@@ -1,0 +1,152 @@
+"""Random trees whose structure reads no data, and their leaf-count release.
+
+skdp-internal: shared by :class:`skdp.tree.PrivateDecisionTreeClassifier` and
+:class:`skdp.ensemble.PrivateRandomForestClassifier`.
+
+A tree of depth ``D`` is complete: ``2^D - 1`` internal nodes in heap order
+(node ``i`` has children ``2 i + 1`` and ``2 i + 2``) and ``2^D`` leaves. Each
+internal node splits on a feature drawn uniformly among those of non-zero
+declared width, at a threshold drawn uniformly inside the node's cell of the
+declared box (a row goes right when its value is above the threshold).
+"""
+
+import math
+
+import numpy as np
+
+from skdp._discrete_laplace import integer_laplace_noise
+
+__all__ = [
+    "LEAF_SIGNAL",
+    "MAX_DEPTH",
+    "apply_tree",
+    "auto_depth",
+    "leaf_class_counts",
+    "leaf_sensitivity",
+    "proba_from_counts",
+    "random_structure",
+    "release_leaf_counts",
+]
+
+#: The deepest tree (``2^20`` leaves: the release has ``2^20 K`` counts).
+MAX_DEPTH = 20
+
+#: ``c`` of :func:`auto_depth`: the expected number of rows per leaf, in units
+#: of the standard deviation of one noisy count, that the depth aims for.
+LEAF_SIGNAL = 4.0
+
+
+def leaf_sensitivity():
+    """L1 sensitivity of one tree's (leaf x class) count table: 2.
+
+    Replace-one neighbours: the replaced row leaves the count of its (leaf,
+    class) cell (-1) and the new row enters the count of its own (+1); the
+    structure does not depend on the data, so nothing else moves (0 when the
+    two rows fall in the same cell).
+    """
+    return 2.0
+
+
+def auto_depth(n_samples, epsilon, n_trees=1):
+    """The depth of the trees: public quantities only.
+
+    A forest predicts from the sum over its ``T`` trees of the noisy counts of
+    the leaves a point falls in: ``T`` discrete Laplace noises of scale
+    ``b = 2 / epsilon`` (standard deviation about ``sqrt(2) b`` each) against
+    about ``n 2^-D`` rows (the ``T`` trees together hold the ``n`` rows, each
+    tree's leaf about ``2^-D`` of its ``n / T``). The depth is the largest with
+    ``n 2^-D >= LEAF_SIGNAL sqrt(T) sqrt(2) b``:
+
+    ``D = floor(log2(n epsilon / (2 sqrt(2) LEAF_SIGNAL sqrt(T))))``,
+
+    within ``[1, MAX_DEPTH]``; ``MAX_DEPTH`` at ``epsilon = inf``.
+    """
+    if math.isinf(epsilon):
+        return MAX_DEPTH
+    noise_sd = math.sqrt(2) * leaf_sensitivity() / epsilon
+    ratio = n_samples / (LEAF_SIGNAL * math.sqrt(n_trees) * noise_sd)
+    depth = math.floor(math.log2(ratio)) if ratio > 1 else 1
+    return int(min(max(depth, 1), MAX_DEPTH))
+
+
+def random_structure(lower, upper, depth, rng):
+    """Features and thresholds of a complete tree: no data is read.
+
+    Level by level: each node's feature is drawn uniformly among the features
+    of non-zero width, and its threshold uniformly inside the node's cell
+    (the declared interval narrowed by the splits on that feature along the
+    path from the root).
+
+    Parameters
+    ----------
+    lower, upper : ndarray of shape (n_features,)
+        The declared box.
+    depth : int
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    feature : ndarray of int, shape (2^depth - 1,)
+    threshold : ndarray of float, shape (2^depth - 1,)
+    """
+    n_nodes = 2**depth - 1
+    active = np.flatnonzero(upper > lower)
+    feature = np.zeros(n_nodes, dtype=np.intp)
+    threshold = np.full(n_nodes, np.inf)
+    if active.size == 0:  # no feature varies: every row goes left
+        return feature, threshold
+    for level in range(depth):
+        nodes = np.arange(2**level - 1, 2 ** (level + 1) - 1)
+        f = active[rng.integers(active.size, size=nodes.size)]
+        lo, hi = lower[f].astype(np.float64), upper[f].astype(np.float64)
+        child = nodes
+        for _ in range(level):  # narrow by the ancestors' splits on f
+            parent = (child - 1) // 2
+            same = feature[parent] == f
+            went_right = child % 2 == 0
+            lo = np.where(same & went_right, np.maximum(lo, threshold[parent]), lo)
+            hi = np.where(same & ~went_right, np.minimum(hi, threshold[parent]), hi)
+            child = parent
+        feature[nodes] = f
+        threshold[nodes] = lo + rng.uniform(size=nodes.size) * (hi - lo)
+    return feature, threshold
+
+
+def apply_tree(X, feature, threshold):
+    """Index of the leaf (``0 .. 2^D - 1``, left to right) of each row of ``X``."""
+    n_nodes = feature.size
+    node = np.zeros(X.shape[0], dtype=np.intp)
+    rows = np.arange(X.shape[0])
+    while n_nodes and node[0] < n_nodes:
+        right = X[rows, feature[node]] > threshold[node]
+        node = 2 * node + 1 + right
+    return node - n_nodes
+
+
+def leaf_class_counts(leaves, codes, n_leaves, n_classes):
+    """The (leaf x class) count table: shape ``(n_leaves, n_classes)``, int64."""
+    flat = np.bincount(leaves * n_classes + codes, minlength=n_leaves * n_classes)
+    return flat.reshape(n_leaves, n_classes).astype(np.int64)
+
+
+def release_leaf_counts(counts, epsilon, rng):
+    """The released table: ``counts`` plus discrete Laplace noise of scale
+    ``leaf_sensitivity() / epsilon`` on every cell (``epsilon=inf``: exact)."""
+    if math.isinf(epsilon):
+        return counts.astype(np.int64)
+    return counts + integer_laplace_noise(
+        counts.shape, epsilon, leaf_sensitivity(), rng
+    )
+
+
+def proba_from_counts(counts):
+    """Class probabilities from released counts (post-processing).
+
+    Negative counts are set to 0 and each row normalised; a row without a
+    positive count gets the uniform distribution.
+    """
+    clipped = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
+    total = clipped.sum(axis=-1, keepdims=True)
+    uniform = np.full_like(clipped, 1.0 / clipped.shape[-1])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, clipped / total, uniform)
