@@ -366,7 +366,7 @@ class PrivateKMeans(
     >>> import numpy as np
     >>> from skdp.cluster import PrivateKMeans
     >>> rng = np.random.default_rng(0)
-    >>> X = np.vstack([rng.normal(m, 0.05, (2000, 2)) for m in (0.25, 0.75)])
+    >>> X = np.vstack([rng.normal(m, 0.05, (2000, 2)) for m in (0.2, 0.8)])
     >>> km = PrivateKMeans(2, epsilon=1.0, bounds_X=(0, 1)).fit(X)
     >>> km.privacy_spent_
     PrivacyBudget(epsilon=1.0, delta=0.0)
