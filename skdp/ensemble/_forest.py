@@ -12,8 +12,8 @@ from skdp._trees import (
     apply_tree,
     auto_depth,
     fit_random_tree,
-    leaf_weights,
-    proba_from_counts,
+    leaf_proba,
+    pooled_prior,
     validated_fit_inputs,
 )
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
@@ -43,8 +43,9 @@ class PrivateRandomForestClassifier(
     a :class:`~skdp.tree.PrivateDecisionTreeClassifier` of its part (a
     structure that reads no data, then one release of its (leaf, class)
     counts at the full ``epsilon``). A row's probabilities are the average
-    over the trees of its leaf's normalised counts, each tree weighted by how
-    many rows its leaf holds against the noise (post-processing).
+    over the trees of its leaf's class frequencies, each shrunk towards the
+    forest's class frequencies by as many pseudo-rows as half the count
+    noise (post-processing).
 
     Parameters
     ----------
@@ -79,6 +80,9 @@ class PrivateRandomForestClassifier(
     n_classes_ : int
     max_depth_ : int
         The depth used.
+    class_prior_ : ndarray of shape (n_classes,)
+        The class frequencies of all released tables (negative totals set to
+        0): the prior of the leaves' probabilities.
     bounds_ : tuple of ndarray
         The ranges used (declared or inferred).
     privacy_spent_ : PrivacyBudget
@@ -109,13 +113,18 @@ class PrivateRandomForestClassifier(
     2 sqrt(2) / epsilon`` (``c = 0.5``; :func:`skdp._trees.auto_depth`).
     diffprivlib fixes ``max_depth=5``.
 
-    **Vote** (post-processing). Tree ``t`` gives the leaf's normalised counts
-    ``p_t`` (negative counts set to 0) and the weight ``N_t / (N_t + s)``,
-    ``N_t`` the leaf's total and ``s = 2 sqrt(2) / epsilon``
-    (:func:`skdp._trees.leaf_weights`); ``predict_proba`` is the weighted
-    mean (uniform if every weight is 0). diffprivlib gives each tree one vote
-    for its leaf's permute-and-flip label (calibrated for add/remove
-    neighbours: ``2 epsilon`` under replace-one).
+    **Vote** (post-processing). Tree ``t`` gives its leaf's counts ``c_t``
+    (negative values set to 0, total ``N_t``) shrunk towards ``pi =
+    class_prior_``: ``(c_t + a pi) / (N_t + a)``, ``a = 0.5 s`` with ``s = 2
+    sqrt(2) / epsilon`` about the standard deviation of one count's noise
+    (``skdp._trees.leaf_proba``); ``predict_proba`` is the mean over the
+    trees. Summing the counts over the trees instead lets the large, coarse
+    leaves outvote the fine ones (measured: 1-3 points of accuracy lower on
+    Adult); a plain mean of the frequencies lets noise-only leaves pull every
+    vote towards a coin flip (below the majority rate on HealthInsurance).
+    diffprivlib gives each tree one vote for its leaf's permute-and-flip
+    label (calibrated for add/remove neighbours: ``2 epsilon`` under
+    replace-one).
 
     References
     ----------
@@ -210,14 +219,16 @@ class PrivateRandomForestClassifier(
             if hasattr(self, "feature_names_in_"):
                 tree.feature_names_in_ = self.feature_names_in_
             tree.privacy_spent_ = spend
+            tree.class_prior_ = pooled_prior([tree.leaf_counts_])
             trees.append(tree)
         self.estimators_ = trees
+        self.class_prior_ = pooled_prior([t.leaf_counts_ for t in trees])
         self.classes_, self.n_classes_ = classes, classes.size
         self.max_depth_, self.bounds_ = depth, (lower, upper)
         return self
 
     def predict_proba(self, X):
-        """Class probabilities: the weighted mean of the trees' leaf estimates.
+        """Class probabilities: the mean of the trees' shrunk leaf frequencies.
 
         Parameters
         ----------
@@ -230,13 +241,10 @@ class PrivateRandomForestClassifier(
         check_is_fitted(self, "privacy_spent_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         total = np.zeros((X.shape[0], self.n_classes_))
-        weight = np.zeros((X.shape[0], 1))
         for tree in self.estimators_:
             counts = tree.leaf_counts_[apply_tree(X, tree.feature_, tree.threshold_)]
-            w = leaf_weights(counts, self.epsilon)[:, None]
-            total += w * proba_from_counts(counts)
-            weight += w
-        return proba_from_counts(total / np.where(weight > 0, weight, 1.0))
+            total += leaf_proba(counts, self.class_prior_, self.epsilon)
+        return total / len(self.estimators_)
 
     def predict(self, X):
         """The class of largest probability.

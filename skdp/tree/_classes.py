@@ -12,7 +12,8 @@ from skdp._trees import (
     apply_tree,
     auto_depth,
     fit_random_tree,
-    proba_from_counts,
+    leaf_proba,
+    pooled_prior,
     validated_fit_inputs,
 )
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
@@ -90,6 +91,9 @@ class PrivateDecisionTreeClassifier(
         feature is above it.
     leaf_counts_ : ndarray of int, shape (2^max_depth_, n_classes)
         The released counts (may be negative; leaves left to right).
+    class_prior_ : ndarray of shape (n_classes,)
+        The class frequencies of the released table (summed over the leaves,
+        negative totals set to 0): the prior of the leaves' probabilities.
     bounds_ : tuple of ndarray
         The ranges used (declared or inferred).
     privacy_spent_ : PrivacyBudget
@@ -117,8 +121,11 @@ class PrivateDecisionTreeClassifier(
     deviation ``2 sqrt(2) / epsilon``: the deepest ``D`` with ``n 2^-D >= c
     2 sqrt(2) / epsilon`` (``c = 0.5``, see ``skdp._trees.LEAF_SIGNAL``).
 
-    **Post-processing.** ``predict_proba`` is the leaf's released counts with
-    negative values set to 0, normalised (uniform if none is positive).
+    **Post-processing.** ``predict_proba`` is the leaf's released counts
+    (negative values set to 0) shrunk towards ``class_prior_``: ``(c + a
+    pi) / (N + a)`` with ``a`` half the standard deviation of one count's
+    noise (``skdp._trees.leaf_proba``), so that a leaf holding only noise
+    predicts about the prior, not a coin flip.
 
     References
     ----------
@@ -190,6 +197,7 @@ class PrivateDecisionTreeClassifier(
             self.epsilon,
             rng,
         )
+        self.class_prior_ = pooled_prior([self.leaf_counts_])
         self.classes_, self.n_classes_ = classes, classes.size
         self.max_depth_, self.bounds_ = depth, (lower, upper)
         return self
@@ -210,7 +218,7 @@ class PrivateDecisionTreeClassifier(
         return apply_tree(X, self.feature_, self.threshold_)
 
     def predict_proba(self, X):
-        """Class probabilities: the normalised released counts of the row's leaf.
+        """Class probabilities: the row's leaf's released counts, shrunk to the prior.
 
         Parameters
         ----------
@@ -221,7 +229,7 @@ class PrivateDecisionTreeClassifier(
         ndarray of shape (n_samples, n_classes)
         """
         leaves = self.apply(X)
-        return proba_from_counts(self.leaf_counts_[leaves])
+        return leaf_proba(self.leaf_counts_[leaves], self.class_prior_, self.epsilon)
 
     def predict(self, X):
         """The class of largest probability.

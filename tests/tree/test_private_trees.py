@@ -16,8 +16,9 @@ from skdp._trees import (
     apply_tree,
     auto_depth,
     leaf_class_counts,
+    leaf_proba,
     leaf_sensitivity,
-    leaf_weights,
+    pooled_prior,
     random_structure,
     release_leaf_counts,
 )
@@ -145,13 +146,20 @@ def test_auto_depth_follows_the_stated_rule():
     assert auto_depth(10, np.inf) == MAX_DEPTH
 
 
-def test_leaf_weights():
+def test_leaf_probabilities_shrink_to_the_pooled_prior():
     counts = np.array([[0, 0], [-3, 1], [40, 60]])
-    s = 2 * math.sqrt(2) / 0.5
+    prior = pooled_prior([counts])
+    np.testing.assert_allclose(prior, [37 / 98, 61 / 98])  # unclipped sums
+    a = 0.5 * 2 * math.sqrt(2) / 0.5
     np.testing.assert_allclose(
-        leaf_weights(counts, 0.5), [0.0, 1 / (1 + s), 100 / (100 + s)]
+        leaf_proba(counts, prior, 0.5),
+        [prior, (np.array([0, 1]) + a * prior) / (1 + a), (counts[2] + a * prior)
+         / (100 + a)],
+    )  # fmt: skip
+    np.testing.assert_allclose(
+        leaf_proba(counts, prior, np.inf), [prior, [0, 1], [0.4, 0.6]]
     )
-    np.testing.assert_array_equal(leaf_weights(counts, np.inf), [0.0, 1.0, 1.0])
+    assert np.allclose(pooled_prior([np.array([[-5, -1]])]), 0.5)
 
 
 # --- spends ----------------------------------------------------------------------
@@ -220,6 +228,8 @@ def test_infinite_epsilon_tree_gives_the_leaf_frequencies():
         random_state=0,
     ).fit(X, y)  # fmt: skip
     leaves = tree.apply(X)
+    counts = np.array([[np.sum(y == c) for c in ("no", "yes")]])
+    np.testing.assert_allclose(tree.class_prior_, counts[0] / counts.sum())
     for leaf in np.unique(leaves):
         rows = leaves == leaf
         expected = np.mean(y[rows] == "yes")
