@@ -18,6 +18,9 @@ MODULE_ORDER = [
     "skdp.preprocessing",
     "skdp.decomposition",
     "skdp.naive_bayes",
+    "skdp.cluster",
+    "skdp.tree",
+    "skdp.ensemble",
     "skdp.tools",
     "skdp.pipeline",
     "skdp.model_selection",
@@ -226,6 +229,8 @@ BENCH_TITLES = {
     "bench_federated": "Federated vertical FM (processes over mutual TLS)",
     "accounting": "Privacy accounting: basic composition against PLD",
     "diffprivlib_models": "Naive Bayes and statistics tools against diffprivlib",
+    "diffprivlib_cluster_forest": "k-means, random forests and trees against "
+    "diffprivlib",
     "bench_scale": "Data beyond one machine (Dask)",
     "bench_statistics_speed": "Exact FM statistics against a float64 Gram matrix",
 }

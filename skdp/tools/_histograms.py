@@ -5,27 +5,12 @@ import numbers
 
 import numpy as np
 
+from skdp._discrete_laplace import integer_laplace_noise
 from skdp.tools._reduction import as_data, checked_epsilon, spend
 from skdp.utils import noise_generator
 from skdp.utils.privacy_warnings import warn_privacy_leak
 
 __all__ = ["histogram", "histogram2d", "histogramdd", "integer_laplace_noise"]
-
-
-def integer_laplace_noise(shape, epsilon, sensitivity, rng):
-    """Two-sided geometric (discrete Laplace) noise on the integers.
-
-    ``P(k) ∝ exp(-epsilon |k| / sensitivity)``, drawn as the difference of two
-    geometric variables with success probability ``1 - exp(-epsilon /
-    sensitivity)``. For integer counts of L1 sensitivity ``sensitivity``, a
-    shift of the vector by ``s`` (``|s|_1 <= sensitivity``) changes the
-    probability of any output by at most ``exp(epsilon)``: pure epsilon-DP,
-    with integer outputs (no floating-point support to leak through; the
-    probabilities are numpy's inversion of the geometric, as for
-    :class:`~skdp.mechanisms.LaplaceMechanism`).
-    """
-    p = -math.expm1(-epsilon / sensitivity)
-    return rng.geometric(p, size=shape) - rng.geometric(p, size=shape)
 
 
 def _noisy_counts(counts, sensitivity, epsilon, source, rng_seed):

@@ -13,6 +13,7 @@ import pytest
 from sklearn.base import clone, is_regressor
 from sklearn.utils._param_validation import InvalidParameterError
 
+from skdp.cluster import PrivateKMeans
 from skdp.decomposition import PrivatePCA
 from skdp.linear_model import (
     FMLinearRegression,
@@ -26,6 +27,7 @@ from skdp.preprocessing import (
     PrivateMinMaxScaler,
     PrivateStandardScaler,
 )
+from skdp.tree import PrivateDecisionTreeClassifier
 from skdp.utils import check_bounds
 
 COLUMNS = ["age", "hours", "share"]
@@ -111,6 +113,16 @@ ESTIMATORS = {
             epsilon=1.0, bounds_X=b, classes=[0, 1], random_state=0
         ),
         ["theta_", "var_", "class_prior_"],
+    ),
+    "PrivateKMeans": (
+        lambda b: PrivateKMeans(3, epsilon=1.0, bounds_X=b, random_state=0),
+        ["cluster_centers_", "initial_centers_"],
+    ),
+    "PrivateDecisionTreeClassifier": (
+        lambda b: PrivateDecisionTreeClassifier(
+            epsilon=1.0, bounds_X=b, classes=[0, 1], random_state=0
+        ),
+        ["threshold_", "leaf_counts_"],
     ),
 }
 
