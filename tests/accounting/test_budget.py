@@ -145,3 +145,17 @@ def test_a_target_delta_above_the_caps_never_fits():
     tracker._try_record(budget, "g", events)  # basic: (2, 1e-6), within
     with pytest.raises(BudgetExceededError, match="past the limit"):
         tracker._try_record(budget, "g", events)
+
+
+def test_repr_rounds_to_12_significant_digits_and_keeps_the_values():
+    spent = sum([PrivacyBudget(1.925, 1e-6)] * 16)
+    assert spent.delta != 1.6e-05  # float dust of the sum, kept exactly
+    assert repr(spent) == "PrivacyBudget(epsilon=30.8, delta=1.6e-05)"
+    assert repr(PrivacyBudget(0.1) + PrivacyBudget(0.2)) == (
+        "PrivacyBudget(epsilon=0.3, delta=0.0)"
+    )
+    assert repr(PrivacyBudget(1.0)) == "PrivacyBudget(epsilon=1.0, delta=0.0)"
+    assert repr(PrivacyBudget(math.inf)) == "PrivacyBudget(epsilon=inf, delta=0.0)"
+    # a delta just below 1 is never shown as the invalid 1.0
+    near_one = PrivacyBudget(1.0, 0.6) + PrivacyBudget(1.0, 0.6)
+    assert "delta=1.0)" not in repr(near_one)
