@@ -47,10 +47,44 @@ def _quiet_grpc():
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
 
-def _missing_extras():
-    import importlib.util
+def _importable(module):
+    """Whether ``module`` imports (not only whether it is installed: a broken
+    install, such as a binary built for another Python, fails here too)."""
+    import importlib
 
-    return [m for m in ("grpc", "cryptography") if importlib.util.find_spec(m) is None]
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
+
+
+def _missing_extras():
+    """What every run needs: gRPC, and cryptography to read the TLS files."""
+    return [m for m in ("grpc", "cryptography") if not _importable(m)]
+
+
+def _missing_for(kind, config):
+    """``[(package, why)]`` the run of this config needs and cannot import:
+    TenSEAL for the bfv backend (the server's ``model.backend``, a party's
+    ``policy.backends``), pyarrow for a Parquet data file."""
+    missing = []
+    if kind == "server":
+        if config.backend == "bfv" and not _importable("tenseal"):
+            missing.append(("tenseal", 'model.backend = "bfv"'))
+    else:
+        if "bfv" in config.policy.backends and not _importable("tenseal"):
+            missing.append(("tenseal", 'policy.backends accepts "bfv"'))
+        suffix = config.data_path.suffix.lower()
+        if suffix in (".parquet", ".pq") and not _importable("pyarrow.parquet"):
+            missing.append(("pyarrow", "data.path is a Parquet file"))
+    return missing
+
+
+def _print_install_hint(prog, missing):
+    from skdp.utils.extras import install_hint
+
+    print(f"{prog}: needs {missing}: " + install_hint("federated"), file=sys.stderr)
 
 
 def _on_sigterm(signum, frame):
@@ -83,18 +117,18 @@ def _run(kind, argv, process):
     _quiet_grpc()
     missing = _missing_extras()
     if missing:
-        from skdp.utils.extras import install_hint
-
-        print(
-            f"skdp-{kind}: needs {', '.join(missing)}: " + install_hint("federated"),
-            file=sys.stderr,
-        )
+        _print_install_hint(f"skdp-{kind}", ", ".join(missing))
         return 2
     try:
         load = load_party_config if kind == "party" else load_server_config
         config = load(args.config)
     except (ConfigError, OSError) as exc:
         print(f"skdp-{kind}: config error: {exc}", file=sys.stderr)
+        return 2
+    needed = _missing_for(kind, config)
+    if needed:
+        what = ", ".join(f"{package} ({why})" for package, why in needed)
+        _print_install_hint(f"skdp-{kind}", what)
         return 2
     who = f"skdp-{kind} {config.name}"
     if process:  # the console script's own process: room for the connection cap
@@ -174,15 +208,8 @@ def certs_main(argv=None):
         help="replace an existing NAME.key / NAME.pem (never through a symlink)",
     )
     args = parser.parse_args(argv)
-    try:
-        import cryptography  # noqa: F401  (the certificates are made with it)
-    except ImportError:
-        from skdp.utils.extras import install_hint
-
-        print(
-            "skdp-certs: needs cryptography: " + install_hint("federated"),
-            file=sys.stderr,
-        )
+    if not _importable("cryptography"):  # the certificates are made with it
+        _print_install_hint("skdp-certs", "cryptography")
         return 2
     try:
         if args.command == "init-ca":
