@@ -98,7 +98,12 @@ def _run(kind, argv, process):
         load_party_config,
         load_server_config,
     )
-    from skdp.vertical.federated._runtime import format_failure, run_party, run_server
+    from skdp.vertical.federated._runtime import (
+        announce_config_error,
+        format_failure,
+        run_party,
+        run_server,
+    )
 
     parser = argparse.ArgumentParser(
         prog=f"skdp-{kind}",
@@ -123,8 +128,15 @@ def _run(kind, argv, process):
         load = load_party_config if kind == "party" else load_server_config
         config = load(args.config)
     except (ConfigError, OSError) as exc:
-        print(f"skdp-{kind}: config error: {exc}", file=sys.stderr)
-        return 2
+        print(f"skdp-{kind}: config error: {exc}", file=sys.stderr, flush=True)
+        # the peers learn it at once (if the config names them and its TLS
+        # files are usable) instead of waiting out their startup for us
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+        try:
+            announce_config_error(kind, args.config, exc)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+        return _exit_watchdog(2, process)
     needed = _missing_for(kind, config)
     if needed:
         what = ", ".join(f"{package} ({why})" for package, why in needed)
