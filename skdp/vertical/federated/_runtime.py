@@ -473,7 +473,7 @@ def announce_config_error(kind, path, exc, log=None):
     stays reachable up to ``timeouts.startup`` for peers not up yet, like any
     failure before every peer has answered. Returns whether it could listen.
     """
-    from skdp.vertical.federated._config import read_contact
+    from skdp.vertical.federated._contact import read_contact
 
     contact = read_contact(kind, path)
     if contact is None:
