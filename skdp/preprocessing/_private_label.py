@@ -11,7 +11,11 @@ from sklearn.base import (
 from sklearn.utils.metadata_routing import process_routing
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.utils.validation import (
+    assert_all_finite,
+    check_is_fitted,
+    column_or_1d,
+)
 
 from skdp.accounting import BudgetTrackingMixin, on_behalf_of
 from skdp.preprocessing._categorical import CategoryCodec
@@ -249,6 +253,8 @@ class PrivateLabelClassifier(
         self
         """
         y = column_or_1d(y, warn=True)
+        # NaN or inf first: sklearn's target-type check casts them (RuntimeWarning)
+        assert_all_finite(y, input_name="y")
         check_classification_targets(y)
         if LIKELIHOOD in fit_params:
             raise ValueError(
