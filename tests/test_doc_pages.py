@@ -108,3 +108,21 @@ def test_unlisted_user_guide_pages_are_listed_after_the_order(docs, tmp_path):
     _write(toc, toc.read_text() + "   user_guide/new_page\n")
     docs.write_unlisted_pages(toc, guide, more)
     assert "toctree" not in more.read_text()
+
+
+def test_the_api_reference_lists_no_internals(docs, tmp_path):
+    """Issue 39: helpers shared between subpackages are not user API."""
+    docs.write_api_page(tmp_path / "api.rst")
+    text = tmp_path.joinpath("api.rst").read_text()
+    listed = {line.strip() for line in text.splitlines() if line.startswith("   ")}
+    for name in (
+        "atomic_fit",
+        "external_stacklevel",
+        "install_hint",
+        "wrap_transform_output",
+        "check_int",
+    ):
+        assert name not in listed, name
+    for module in docs.INTERNAL_MODULES:
+        assert f".. automodule:: {module}\n" not in text
+    assert "check_epsilon" in listed and "track_budget" in listed

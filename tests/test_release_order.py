@@ -128,7 +128,7 @@ CASES = [
         ).fit(X, y),
         _data,
         CertificateError,
-        "",
+        "too small for the certificate's precision",
     ),
     (
         "bounds-estimator one class for an inner that infers them",

@@ -32,15 +32,29 @@ MODULE_ORDER = [
     "skdp.exceptions",
 ]
 
+# skdp-internal API: helpers one subpackage shares with the others (they import
+# no other subpackage's private module), public in name only; not for users,
+# so not in the API reference
+INTERNAL_MODULES = {
+    "skdp.utils.atomic_fit",
+    "skdp.utils.extras",
+    "skdp.utils.privacy_warnings",
+    "skdp.utils.release_order",
+    "skdp.utils.sklearn_compat",
+}
+INTERNAL_NAMES = {"skdp.utils": {"check_int"}}
+
 
 def public_modules():
     """Every skdp module without an underscore in its path that has ``__all__``
-    (not the code protoc generates, ``*_pb2``: its schema is the ``.proto``, and
-    the docs extra has no protobuf runtime to import it with)."""
+    (the skdp-internal ones of :data:`INTERNAL_MODULES` left out, and the code
+    protoc generates, ``*_pb2``: its schema is the ``.proto``, and the docs extra
+    has no protobuf runtime to import it with)."""
     names = {"skdp"}
     for info in pkgutil.walk_packages(skdp.__path__, prefix="skdp."):
-        parts = info.name.split(".")
-        if not any(p.startswith("_") for p in parts) and not info.name.endswith("_pb2"):
+        if info.name in INTERNAL_MODULES or info.name.endswith("_pb2"):
+            continue
+        if not any(part.startswith("_") for part in info.name.split(".")):
             names.add(info.name)
     ordered = [n for n in MODULE_ORDER if n in names]
     ordered += sorted(n for n in names if n not in MODULE_ORDER)
@@ -69,7 +83,7 @@ def _documented_names(module, modules=()):
     out = []
     for name in module.__all__:
         obj = getattr(module, name)
-        if name.startswith("__"):
+        if name.startswith("__") or name in INTERNAL_NAMES.get(module.__name__, ()):
             continue
         if module.__name__ == "skdp":
             continue  # top-level names are re-exports of skdp.accounting etc.

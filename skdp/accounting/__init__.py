@@ -21,6 +21,7 @@ from skdp.accounting._ledger import BudgetTracker
 from skdp.accounting._objective_perturbation import ObjectivePerturbationEvent
 from skdp.accounting._tracking import (
     BudgetTrackingMixin,
+    on_behalf_of,
     on_rows,
     record_spend,
     track_budget,
@@ -39,6 +40,7 @@ __all__ = [
     "PrivacyEvent",
     "RandomizedResponseEvent",
     "describe_release",
+    "on_behalf_of",
     "on_rows",
     "record_spend",
     "track_budget",

@@ -22,7 +22,9 @@ class PrivacyBudget:
     -----
     ``a + b`` is sequential composition (epsilons and deltas add). ``a <= b`` means
     that ``a`` is at least as private as ``b`` in both coordinates; the order is
-    partial, so ``a <= b`` and ``b <= a`` can both be False.
+    partial, so ``a <= b`` and ``b <= a`` can both be False. The repr rounds
+    each value to 12 significant digits (composition leaves float dust such as
+    ``1.6000000000000003e-05``); the attributes hold the exact values.
 
     Examples
     --------
@@ -31,6 +33,8 @@ class PrivacyBudget:
     PrivacyBudget(epsilon=1.5, delta=1e-06)
     >>> PrivacyBudget(1.0) <= PrivacyBudget(2.0, 1e-5)
     True
+    >>> sum([PrivacyBudget(1.925, 1e-6)] * 16)   # shown to 12 significant digits
+    PrivacyBudget(epsilon=30.8, delta=1.6e-05)
     """
 
     epsilon: float
@@ -49,6 +53,16 @@ class PrivacyBudget:
             raise ValueError(f"PrivacyBudget delta must be in [0, 1), got {delta!r}.")
         object.__setattr__(self, "epsilon", float(eps))
         object.__setattr__(self, "delta", float(delta))
+
+    def __repr__(self):
+        # 12 significant digits: composition leaves float dust (0.1 + 0.2 reads
+        # 0.30000000000000004, 16 * 1e-6 reads 1.6000000000000003e-05); the
+        # stored values are exact, only their display is rounded
+        def show(x):
+            short = float(f"{x:.12g}")
+            return repr(x if short == 1.0 != x else short)  # delta < 1 stays < 1
+
+        return f"PrivacyBudget(epsilon={show(self.epsilon)}, delta={show(self.delta)})"
 
     def __add__(self, other):
         if not isinstance(other, PrivacyBudget):

@@ -30,10 +30,17 @@ from skdp.accounting._events import describe_release
 from skdp.accounting._ledger import ACCOUNTANTS, BudgetTracker
 from skdp.exceptions import BudgetExceededError
 
-__all__ = ["BudgetTrackingMixin", "on_rows", "record_spend", "track_budget"]
+__all__ = [
+    "BudgetTrackingMixin",
+    "on_behalf_of",
+    "on_rows",
+    "record_spend",
+    "track_budget",
+]
 
 _context = contextvars.ContextVar("skdp_budget_trackers", default=())
 _rows_context = contextvars.ContextVar("skdp_budget_rows", default=None)
+_owner_context = contextvars.ContextVar("skdp_budget_owner", default=None)
 _inherited_lock = threading.Lock()
 _inherited = {}  # ledger id -> RemoteLedger (from pickles or from a fork)
 _STATE_KEY = "_skdp_budget_ledgers"
@@ -467,6 +474,54 @@ def _release_rows(rows):
     return inside
 
 
+@contextlib.contextmanager
+def on_behalf_of(owner):
+    """Label the spends recorded inside as made by ``owner``.
+
+    A meta-estimator that fits an inner estimator (one it chose, or one the user
+    handed it) wraps the inner fit in this block, so that a tracker's
+    ``spends`` name the estimator the user fitted, with the inner release in
+    parentheses: ``"PrivateLogisticRegression (OPLogisticRegression)"``, not
+    ``"OPLogisticRegression"``. Blocks nest: the outermost owner names the
+    spend (the user fitted that one). A spend whose source already starts with
+    the owner's name (``"PrivateBoundsEstimator.bounds"``) keeps it. Releases
+    made in other threads or worker processes do not see the block (context
+    variables do not follow work there): they keep their own label.
+
+    Parameters
+    ----------
+    owner : str or estimator
+        A name, or an estimator (its class name is used).
+
+    Examples
+    --------
+    >>> from skdp.accounting import (
+    ...     PrivacyBudget, on_behalf_of, record_spend, track_budget)
+    >>> with track_budget() as acc:
+    ...     with on_behalf_of("MyWrapper"):
+    ...         _ = record_spend(PrivacyBudget(1.0), "InnerEstimator")
+    >>> acc.spends
+    [('MyWrapper (InnerEstimator)', PrivacyBudget(epsilon=1.0, delta=0.0))]
+    """
+    name = owner if isinstance(owner, str) else type(owner).__name__
+    if _owner_context.get() is not None:  # an outer owner names the spends
+        yield
+        return
+    token = _owner_context.set(name)
+    try:
+        yield
+    finally:
+        _owner_context.reset(token)
+
+
+def _labelled(source):
+    """``source`` as the estimator the user fitted names it (see on_behalf_of)."""
+    owner = _owner_context.get()
+    if owner is None or source == owner or source.startswith(owner + "."):
+        return source
+    return f"{owner} ({source})"
+
+
 def record_spend(budget, source="skdp", *, mechanism=None, rows=None):
     """Record ``budget`` in every active tracker; raise if one would be exceeded.
 
@@ -514,6 +569,7 @@ def record_spend(budget, source="skdp", *, mechanism=None, rows=None):
     """
     if not isinstance(budget, PrivacyBudget):
         raise TypeError(f"budget must be a PrivacyBudget, got {type(budget).__name__}.")
+    source = _labelled(str(source))
     release_rows = _release_rows(rows)
     ledgers = _active_ledgers()
     if not ledgers:

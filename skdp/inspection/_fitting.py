@@ -18,7 +18,7 @@ from sklearn.utils.metadata_routing import (
 
 from skdp.inspection._ihvp import ConjugateGradientSolver, ExplicitSolver, LissaSolver
 from skdp.inspection._objective import safe_cholesky
-from skdp.inspection._perturbation import densify
+from skdp.inspection._perturbation import SPARSE_FORMATS, densify
 from skdp.utils import check_random_state
 from skdp.utils.sklearn_compat import validate_data
 
@@ -115,7 +115,8 @@ def fit_estimator(meta, X, y, params):
         return X_raw, Xm, y, feature_map, None
     column_names = getattr(X, "columns", None)
     X_in = X
-    X, y = validate_data(meta, X, y, accept_sparse=True, dtype=np.float64)
+    # dok/lil/... become CSR: sklearn checks them for NaN and inf (it cannot a dok)
+    X, y = validate_data(meta, X, y, accept_sparse=SPARSE_FORMATS, dtype=np.float64)
     # a DataFrame goes to the estimator as it is, so that it keeps the feature
     # names and predict(DataFrame) does not warn
     X_fit = X_in if hasattr(meta, "feature_names_in_") else X

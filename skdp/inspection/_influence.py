@@ -40,7 +40,7 @@ from skdp.inspection._objective import (
     LinearObjective,
     add_intercept_column,
 )
-from skdp.inspection._perturbation import PerturbationModel, densify
+from skdp.inspection._perturbation import SPARSE_FORMATS, PerturbationModel, densify
 from skdp.inspection._progress import Progress
 from skdp.inspection._retraining import check_retraining, retraining_changes
 from skdp.inspection._rr_expectation import expectation_mode, first_order_change
@@ -476,7 +476,11 @@ class RRInfluenceEstimator(
             Xm = self._state.preprocess(X_test)
         else:
             Xm = validate_data(
-                self, X_test, reset=False, accept_sparse=True, dtype=np.float64
+                self,
+                X_test,
+                reset=False,
+                accept_sparse=SPARSE_FORMATS,
+                dtype=np.float64,
             )
             Xm = densify(Xm)
         X1 = add_intercept_column(Xm, self._adapter.fit_intercept)

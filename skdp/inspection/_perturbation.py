@@ -13,7 +13,11 @@ from skdp.inspection._attributes import LABEL
 from skdp.inspection._objective import add_intercept_column
 from skdp.mechanisms import RandomizedResponseMechanism
 
-__all__ = ["PerturbationModel", "densify"]
+__all__ = ["SPARSE_FORMATS", "PerturbationModel", "densify"]
+
+#: Sparse formats accepted as they are; others (dok, lil, ...) become the first,
+#: so that scikit-learn's validation checks every entry for NaN and inf.
+SPARSE_FORMATS = ["csr", "csc", "coo"]
 
 
 def densify(X):

@@ -8,7 +8,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from skdp._fm.domain import DataDomain
 from skdp._fm.estimator import atomic_fit
-from skdp.accounting import BudgetTrackingMixin
+from skdp.accounting import BudgetTrackingMixin, on_behalf_of
 from skdp.linear_model._fm_logistic import FMLogisticRegression
 from skdp.linear_model._objective_perturbation import OPLogisticRegression
 from skdp.linear_model._op_calibration import noise_to_signal
@@ -385,7 +385,8 @@ class PrivateLogisticRegression(ClassifierMixin, BudgetTrackingMixin, BaseEstima
         method = self.method
         if method == "auto":
             method = "op" if rho <= AUTO_THRESHOLD else "fm"
-        estimator = self._make(method, X.shape[1]).fit(X, y)
+        with on_behalf_of(self):  # spends name this class, the inner in brackets
+            estimator = self._make(method, X.shape[1]).fit(X, y)
         self.estimator_ = estimator
         self.method_ = method
         self.noise_level_ = rho

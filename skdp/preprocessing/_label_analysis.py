@@ -199,10 +199,23 @@ def recommended_epsilon(
     Parameters
     ----------
     n : int
+        Number of labels released together (the rows of the data set), at
+        least 1.
     target : float in (0, 1)
+        The probability wanted that at least ``fraction`` of the ``n`` labels
+        come out unchanged, e.g. 0.99.
     n_classes : int, default=2
+        Number of classes the labels take (at least 2).
     fraction : float in [0, 1], default=0.5
+        Share of the ``n`` labels that must survive unchanged: the release
+        "succeeds" when at least ``ceil(fraction * n)`` labels are unchanged.
+        0.5 is the paper's majority criterion (at least half of the labels
+        right); 1.0 asks for every label, 0.0 is met by any release.
     mechanism : {"exponential", "randomized_response"}, default="exponential"
+        The label release whose ``epsilon`` parameter is returned: that of
+        :class:`~skdp.preprocessing.ExponentialLabelRelease` or of
+        :class:`~skdp.preprocessing.RandomizedResponse` (see
+        :func:`label_flip_probability`).
 
     Returns
     -------

@@ -13,7 +13,7 @@ from skdp._fm.bounds_budget import epsilon_left
 from skdp._fm.streams import child_generator
 from skdp._fm.unit_scaler import UnitScaler
 from skdp._ranges.private_bounds import private_bounds, schema_bounds
-from skdp.accounting import BudgetTrackingMixin
+from skdp.accounting import BudgetTrackingMixin, on_behalf_of
 from skdp.utils import check_bounds, noise_generator
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.release_order import (
@@ -237,7 +237,8 @@ class PrivateBoundsEstimator(MetaEstimatorMixin, BudgetTrackingMixin, BaseEstima
         self.estimator_ = clone(self.estimator).set_params(
             epsilon=epsilon_left(epsilon, share, result.epsilon), bounds_X=(-1.0, 1.0)
         )
-        self.estimator_.fit(self._scaler.transform(X), y, **fit_params)
+        with on_behalf_of(self):  # spends name this class, the inner in brackets
+            self.estimator_.fit(self._scaler.transform(X), y, **fit_params)
         self.bounds_ = (result.lower.copy(), result.upper.copy())
         self.bounds_privacy_spent_ = result.budget
         self.privacy_spent_ = result.budget + self.estimator_.privacy_spent_

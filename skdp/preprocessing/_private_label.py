@@ -11,9 +11,13 @@ from sklearn.base import (
 from sklearn.utils.metadata_routing import process_routing
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.utils.validation import (
+    assert_all_finite,
+    check_is_fitted,
+    column_or_1d,
+)
 
-from skdp.accounting import BudgetTrackingMixin
+from skdp.accounting import BudgetTrackingMixin, on_behalf_of
 from skdp.preprocessing._categorical import CategoryCodec
 from skdp.preprocessing._label_base import (
     LIKELIHOOD,
@@ -249,6 +253,8 @@ class PrivateLabelClassifier(
         self
         """
         y = column_or_1d(y, warn=True)
+        # NaN or inf first: sklearn's target-type check casts them (RuntimeWarning)
+        assert_all_finite(y, input_name="y")
         check_classification_targets(y)
         if LIKELIHOOD in fit_params:
             raise ValueError(
@@ -288,7 +294,8 @@ class PrivateLabelClassifier(
             )
             if not (gets_matrix or gets_likelihood):
                 self._refuse_uncorrected(estimator, unset, privatizer)
-        X_private, y_private = privatizer.fit_resample(X, y)
+        with on_behalf_of(self):  # spends name this class, the privatizer in brackets
+            X_private, y_private = privatizer.fit_resample(X, y)
         passed = likelihood = None
         if self.pass_transition_matrix:
             passed = getattr(privatizer, "label_matrix_", None) if unset else None
@@ -300,7 +307,8 @@ class PrivateLabelClassifier(
                 _pass_noise_description(estimator, privatizer, unset, passed)
             if likelihood is not None:
                 fit_params = {**fit_params, param: likelihood}
-        estimator.fit(X_private, y_private, **fit_params)
+        with on_behalf_of(self):  # a private learner spends too
+            estimator.fit(X_private, y_private, **fit_params)
         self.transition_matrix_ = passed
         self.privatizer_ = privatizer
         self.estimator_ = estimator

@@ -10,7 +10,7 @@ from sklearn.base import (
 from sklearn.utils.metadata_routing import process_routing
 from sklearn.utils.validation import check_is_fitted
 
-from skdp.accounting import BudgetTrackingMixin
+from skdp.accounting import BudgetTrackingMixin, on_behalf_of
 from skdp.preprocessing._label_base import (
     PrivatizingWrapperMixin,
     declare_on_privatizer,
@@ -150,8 +150,9 @@ class PrivateLabelRegressor(
         if not routing:
             check_fit_params(estimator, fit_params)
         check_inner_accepts(estimator, X)
-        X_private, y_private = privatizer.fit_resample(X, y)
-        estimator.fit(X_private, y_private, **fit_params)
+        with on_behalf_of(self):  # spends name this class, the inner in brackets
+            X_private, y_private = privatizer.fit_resample(X, y)
+            estimator.fit(X_private, y_private, **fit_params)
         self.privatizer_ = privatizer
         self.estimator_ = estimator
         self.privacy_spent_ = privatizer.privacy_spent_

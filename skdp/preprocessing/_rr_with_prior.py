@@ -4,9 +4,12 @@ import math
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn import get_config
 from sklearn.base import BaseEstimator, clone
 from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import check_consistent_length
 
@@ -225,8 +228,11 @@ class RandomizedResponseWithPrior(
         the labels unchanged.
     prior_estimator : classifier with ``predict_proba`` or None, default=None
         Fitted (as a clone, on label codes 0..K-1) before every stage but the
-        first. ``None``: ``LogisticRegression(C=1.0, max_iter=1000)``, a
-        well-calibrated default for tabular features. If it takes
+        first. ``None``: ``make_pipeline(StandardScaler(),
+        LogisticRegression(C=1.0, max_iter=1000))`` (the scaler does not centre
+        sparse ``X``), a well-calibrated default for tabular features in any
+        units; standardizing reads the features only, which label DP does not
+        protect. If it takes
         ``label_likelihood`` (the rule of :class:`PrivateLabelClassifier`: its
         ``fit`` has the parameter, or the last step of a ``Pipeline``'s does, or
         its metadata routing requests it), it receives the training rows' rows
@@ -381,7 +387,7 @@ class RandomizedResponseWithPrior(
         if shares.size > 1 and not math.isinf(epsilon):
             # the prior estimator's own checks, before the spend (it is
             # fitted only after the first stage's release)
-            prior_estimator = self._prior_template()
+            prior_estimator = self._prior_template(X_checked)
             validate_params_deep(clone(prior_estimator))
             check_inner_accepts(prior_estimator, X_checked, n_classes)
         self.privacy_spent_ = PrivacyBudget(epsilon)
@@ -439,17 +445,26 @@ class RandomizedResponseWithPrior(
             )
         return shares / shares.sum()
 
-    def _prior_template(self):
-        """The prior estimator (unfitted; cloned before each fit)."""
+    def _prior_template(self, X=None):
+        """The prior estimator (unfitted; cloned before each fit).
+
+        The default standardizes the features first (centred unless ``X`` is
+        sparse): on features in their raw units (pixel values 0-16, incomes)
+        lbfgs otherwise stops at ``max_iter`` with a ConvergenceWarning. The
+        scaler reads only features, which label DP does not protect.
+        """
         if self.prior_estimator is None:
-            return LogisticRegression(C=1.0, max_iter=1000)
+            return make_pipeline(
+                StandardScaler(with_mean=not sp.issparse(X)),
+                LogisticRegression(C=1.0, max_iter=1000),
+            )
         return self.prior_estimator
 
     def _fit_prior(self, X, released, likelihood, seen):
         """The prior estimator fitted on earlier stages (None: too few labels)."""
         if np.unique(released[seen]).size < 2:
             return None  # a classifier needs two classes; keep the uniform prior
-        estimator = clone(self._prior_template())
+        estimator = clone(self._prior_template(X))
         fit_params = {}
         param = likelihood_param(estimator, get_config()["enable_metadata_routing"])
         if param is not None:

@@ -1,4 +1,5 @@
 import math
+import warnings
 
 import pytest
 
@@ -145,3 +146,70 @@ def test_a_target_delta_above_the_caps_never_fits():
     tracker._try_record(budget, "g", events)  # basic: (2, 1e-6), within
     with pytest.raises(BudgetExceededError, match="past the limit"):
         tracker._try_record(budget, "g", events)
+
+
+def test_repr_rounds_to_12_significant_digits_and_keeps_the_values():
+    spent = sum([PrivacyBudget(1.925, 1e-6)] * 16)
+    assert spent.delta != 1.6e-05  # float dust of the sum, kept exactly
+    assert repr(spent) == "PrivacyBudget(epsilon=30.8, delta=1.6e-05)"
+    assert repr(PrivacyBudget(0.1) + PrivacyBudget(0.2)) == (
+        "PrivacyBudget(epsilon=0.3, delta=0.0)"
+    )
+    assert repr(PrivacyBudget(1.0)) == "PrivacyBudget(epsilon=1.0, delta=0.0)"
+    assert repr(PrivacyBudget(math.inf)) == "PrivacyBudget(epsilon=inf, delta=0.0)"
+    # a delta just below 1 is never shown as the invalid 1.0
+    near_one = PrivacyBudget(1.0, 0.6) + PrivacyBudget(1.0, 0.6)
+    assert "delta=1.0)" not in repr(near_one)
+
+
+def test_spends_name_the_estimator_the_user_fitted():
+    """Issue 39: a meta-estimator's spends are labelled with its own class,
+    the inner release in brackets (not the inner class alone)."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    from skdp.linear_model import OPLogisticRegression, PrivateLogisticRegression
+    from skdp.preprocessing import (
+        PrivateBoundsEstimator,
+        PrivateBoundsWarning,
+        PrivateLabelClassifier,
+        RandomizedResponse,
+    )
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (500, 3))
+    y = (X[:, 0] > 0).astype(int)
+    cases = [
+        (
+            PrivateLogisticRegression(epsilon=1.0, classes=[0, 1], bounds_X=(-1, 1)),
+            ["PrivateLogisticRegression ({})"],
+        ),
+        (
+            PrivateLabelClassifier(
+                LogisticRegression(), RandomizedResponse(classes=[0, 1])
+            ),
+            ["PrivateLabelClassifier (RandomizedResponse.fit_resample)"],
+        ),
+        (
+            # nested: the outermost owner names the spend
+            PrivateBoundsEstimator(
+                PrivateLogisticRegression(epsilon=1.0, classes=[0, 1])
+            ),
+            ["PrivateBoundsEstimator.bounds", "PrivateBoundsEstimator ({})"],
+        ),
+        (
+            OPLogisticRegression(epsilon=1.0, classes=[0, 1], bounds_X=(-1, 1)),
+            ["OPLogisticRegression"],
+        ),
+    ]
+    for est, expected in cases:
+        with track_budget() as acc, warnings.catch_warnings():
+            # 500 rows are few for private ranges: the labels are under test
+            warnings.simplefilter("ignore", PrivateBoundsWarning)
+            est.fit(X, y)
+        sources = [source for source, _ in acc.spends]
+        inner = [s for s in sources if "(" in s]
+        kinds = ("OPLogisticRegression", "FMLogisticRegression")
+        labels = {e.format(k) for e in expected for k in kinds}
+        assert set(sources) <= labels and len(sources) == len(expected), sources
+        assert all(s.endswith(")") for s in inner)

@@ -363,7 +363,10 @@ def test_labels_must_be_binary(clf_data):
     # more than two classes: one multinomial release (tests/.../test_fm_multinomial)
     clf = FMLogisticRegression(data_norm=1.0, classes=[0, 1, 2], random_state=0)
     assert clf.fit(X, np.arange(len(X)) % 3).coef_.shape == (3, X.shape[1])
-    with pytest.raises(ValueError, match="1 class"):
+    with pytest.raises(ValueError, match="1 class"), warnings.catch_warnings():
+        # undeclared classes warn first (PrivacyLeakWarning); the refusal is
+        # under test
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
         FMLogisticRegression(data_norm=1.0).fit(X, np.zeros(len(X)))
     with pytest.raises(ValueError, match="Unknown label"):
         FMLogisticRegression(data_norm=1.0).fit(X, np.linspace(0, 1, len(X)))

@@ -190,9 +190,13 @@ def test_scaler_hands_its_range_to_the_classifier():
     assert acc.total == pipe.privacy_spent_
     assert [source for source, _ in acc.spends] == [
         "PrivateStandardScaler",
-        "OPLogisticRegression"
-        if pipe.named_steps["privatelogisticregression"].method_ == "op"
-        else "FMLogisticRegression",
+        "PrivateLogisticRegression ("
+        + (
+            "OPLogisticRegression"
+            if pipe.named_steps["privatelogisticregression"].method_ == "op"
+            else "FMLogisticRegression"
+        )
+        + ")",
     ]
     assert [spent.epsilon for _, spent in acc.spends] == [0.5, 1.0]
     fitted = pipe.named_steps

@@ -39,7 +39,7 @@ def test_spend_is_two_releases_that_compose_to_the_estimators_budget():
         clf = PrivateBoundsEstimator(_op(), public_bounds={2: (0, 1)}).fit(X, y)
     assert acc.spends == [
         ("PrivateBoundsEstimator.bounds", PrivacyBudget(0.4, 0.0)),
-        ("OPLogisticRegression", PrivacyBudget(1.6, 1e-6)),
+        ("PrivateBoundsEstimator (OPLogisticRegression)", PrivacyBudget(1.6, 1e-6)),
     ]
     assert clf.privacy_spent_ == PrivacyBudget(2.0, 1e-6)
     assert clf.bounds_privacy_spent_ == PrivacyBudget(0.4, 0.0)

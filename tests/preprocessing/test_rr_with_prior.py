@@ -562,3 +562,24 @@ def test_pipeline_prior_estimator_gets_the_likelihood(routing):
     np.testing.assert_array_equal(
         est.seen_likelihood_, s.label_likelihood_[s.stage_ == 0]
     )
+
+
+def test_default_prior_converges_on_features_in_raw_units():
+    """Issue 39: the default prior standardizes the features, so lbfgs converges
+    on raw pixel values (0-16) without a ConvergenceWarning; sparse X too."""
+    import warnings
+
+    import scipy.sparse as sp
+    from sklearn.datasets import load_digits
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:600], y[:600]
+    for features in (X, sp.csr_matrix(X)):
+        rr = RandomizedResponseWithPrior(epsilon=2.0, classes=list(range(10)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ConvergenceWarning)
+            rr.fit_resample(features, y)
+        (prior,) = rr.prior_estimators_
+        assert type(prior[0]).__name__ == "StandardScaler"
+        assert prior[0].with_mean == (not sp.issparse(features))

@@ -48,7 +48,9 @@ def test_regressor_equals_centralized_with_identical_noise(backend, domain):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_classifier_equals_centralized_with_identical_noise(backend):
     X, y, parts = classification()
-    common = dict(epsilon=2.0, data_norm=1.0, linear_weight=0.5, random_state=3)
+    common = dict(
+        epsilon=2.0, data_norm=1.0, linear_weight=0.5, random_state=3, classes=[0, 1]
+    )
     central = FMLogisticRegression(**common).fit(X, y)
     vertical = VerticalFMClassifier(
         partition=[parts[2], parts[0], parts[1]],  # any order of parties
@@ -126,6 +128,7 @@ def test_party_privacy_matches_hand_computed_ratio():
         linear_weight=1.0,
         partition=[[0, 1], [2, 3, 4]],
         label_party=0,
+        classes=[0, 1],
     ).fit(X, y)
     d = 5
     delta = d * d / 8 + d
@@ -282,7 +285,9 @@ def test_classifier_labels_and_proba():
     labels = np.where(y == 1, "yes", "no")
     clf = VerticalFMClassifier(
         epsilon=5.0, data_norm=1.0, linear_weight=0.5, partition=parts
-    ).fit(X, labels)
+    )
+    with pytest.warns(PrivacyLeakWarning, match="classes was not declared"):
+        clf.fit(X, labels)  # the labels taken from the data: warned
     assert clf.classes_.tolist() == ["no", "yes"]
     proba = clf.predict_proba(X[:5])
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)

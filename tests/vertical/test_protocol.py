@@ -144,9 +144,9 @@ def test_classifier_failure_message_names_cause(monkeypatch):
 
     monkeypatch.setattr(secure.PlaintextParty, "encrypt_columns", broken)
     with pytest.raises(ProtocolError, match="OSError"):
-        VerticalFMClassifier(data_norm=1.0, linear_weight=0.5, partition=parts).fit(
-            X, y > 0
-        )
+        VerticalFMClassifier(
+            data_norm=1.0, linear_weight=0.5, partition=parts, classes=[False, True]
+        ).fit(X, y > 0)
 
 
 def test_bottom_up_parties_send_their_budgets_first():

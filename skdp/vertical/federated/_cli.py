@@ -47,16 +47,47 @@ def _quiet_grpc():
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
 
+def _importable(module):
+    """Whether ``module`` imports (not only whether it is installed: a broken
+    install, such as a binary built for another Python, fails here too)."""
+    import importlib
+
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
+
+
 def _missing_extras():
-    import importlib.util
+    """What every run needs: gRPC, protobuf (the wire schema), and
+    cryptography to read the TLS files."""
+    return [
+        m for m in ("grpc", "google.protobuf", "cryptography") if not _importable(m)
+    ]
 
-    def absent(module):
-        try:
-            return importlib.util.find_spec(module) is None
-        except ModuleNotFoundError:  # google (of google.protobuf) is absent
-            return True
 
-    return [m for m in ("grpc", "google.protobuf", "cryptography") if absent(m)]
+def _missing_for(kind, config):
+    """``[(package, why)]`` the run of this config needs and cannot import:
+    TenSEAL for the bfv backend (the server's ``model.backend``, a party's
+    ``policy.backends``), pyarrow for a Parquet data file."""
+    missing = []
+    if kind == "server":
+        if config.backend == "bfv" and not _importable("tenseal"):
+            missing.append(("tenseal", 'model.backend = "bfv"'))
+    else:
+        if "bfv" in config.policy.backends and not _importable("tenseal"):
+            missing.append(("tenseal", 'policy.backends accepts "bfv"'))
+        suffix = config.data_path.suffix.lower()
+        if suffix in (".parquet", ".pq") and not _importable("pyarrow.parquet"):
+            missing.append(("pyarrow", "data.path is a Parquet file"))
+    return missing
+
+
+def _print_install_hint(prog, missing):
+    from skdp.utils.extras import install_hint
+
+    print(f"{prog}: needs {missing}: " + install_hint("federated"), file=sys.stderr)
 
 
 def _on_sigterm(signum, frame):
@@ -70,7 +101,12 @@ def _run(kind, argv, process):
         load_party_config,
         load_server_config,
     )
-    from skdp.vertical.federated._runtime import format_failure, run_party, run_server
+    from skdp.vertical.federated._runtime import (
+        announce_config_error,
+        format_failure,
+        run_party,
+        run_server,
+    )
 
     parser = argparse.ArgumentParser(
         prog=f"skdp-{kind}",
@@ -89,18 +125,25 @@ def _run(kind, argv, process):
     _quiet_grpc()
     missing = _missing_extras()
     if missing:
-        from skdp.utils.extras import install_hint
-
-        print(
-            f"skdp-{kind}: needs {', '.join(missing)}: " + install_hint("federated"),
-            file=sys.stderr,
-        )
+        _print_install_hint(f"skdp-{kind}", ", ".join(missing))
         return 2
     try:
         load = load_party_config if kind == "party" else load_server_config
         config = load(args.config)
     except (ConfigError, OSError) as exc:
-        print(f"skdp-{kind}: config error: {exc}", file=sys.stderr)
+        print(f"skdp-{kind}: config error: {exc}", file=sys.stderr, flush=True)
+        # the peers learn it at once (if the config names them and its TLS
+        # files are usable) instead of waiting out their startup for us
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+        try:
+            announce_config_error(kind, args.config, exc)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+        return _exit_watchdog(2, process)
+    needed = _missing_for(kind, config)
+    if needed:
+        what = ", ".join(f"{package} ({why})" for package, why in needed)
+        _print_install_hint(f"skdp-{kind}", what)
         return 2
     who = f"skdp-{kind} {config.name}"
     if process:  # the console script's own process: room for the connection cap
@@ -180,15 +223,8 @@ def certs_main(argv=None):
         help="replace an existing NAME.key / NAME.pem (never through a symlink)",
     )
     args = parser.parse_args(argv)
-    try:
-        import cryptography  # noqa: F401  (the certificates are made with it)
-    except ImportError:
-        from skdp.utils.extras import install_hint
-
-        print(
-            "skdp-certs: needs cryptography: " + install_hint("federated"),
-            file=sys.stderr,
-        )
+    if not _importable("cryptography"):  # the certificates are made with it
+        _print_install_hint("skdp-certs", "cryptography")
         return 2
     try:
         if args.command == "init-ca":

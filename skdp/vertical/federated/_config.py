@@ -374,7 +374,12 @@ def party_config_from_dict(table, base=Path("."), source="<dict>"):
             peers,
         )
     if name in peers:
-        r._fail("peers", "must not list this party itself", name)
+        r._fail(
+            "peers",
+            "must not list this party itself (a party's peers are the server "
+            "and the other parties)",
+            name,
+        )
     tls = _tls(r, base)
     data = r.sub("data", keys=DATA_KEYS)
     data_path = data.path("path", base)

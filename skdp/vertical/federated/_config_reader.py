@@ -69,7 +69,16 @@ MODEL_KEYS = {
 
 
 class ConfigError(ValueError):
-    """A configuration file is missing a key or has a bad value."""
+    """A configuration file is missing a key or has a bad value.
+
+    ``public``: the problem without the file's name, paths or values (the key
+    and what it must be), which the participant may tell its peers; None
+    when the problem cannot be told without them.
+    """
+
+    def __init__(self, message, public=None):
+        super().__init__(message)
+        self.public = public
 
 
 def suggest(key, known):
@@ -90,17 +99,25 @@ class Reader:
         if keys is not None:
             unknown = sorted(set(table) - set(keys), key=str)
             if unknown:
-                raise ConfigError(
-                    f"{source}: unknown key(s) "
+                text = (
+                    "unknown key(s) "
                     + ", ".join(f"'{prefix}{k}'{suggest(k, keys)}" for k in unknown)
                     + f"; [{prefix.rstrip('.') or 'top level'}] takes "
                     + ", ".join(sorted(keys))
-                    + "."
                 )
+                raise ConfigError(f"{source}: {text}.", public=text)
 
-    def _fail(self, key, expected, value=None):
+    def _fail(self, key, expected, value=None, private=False):
+        """Raise the ConfigError of ``key``; ``private``: ``expected`` names a
+        path, so the peers learn only the key."""
         got = "" if value is None else f", got {value!r}"
-        raise ConfigError(f"{self.source}: key '{self.prefix}{key}' {expected}{got}.")
+        where = f"key '{self.prefix}{key}'"
+        raise ConfigError(
+            f"{self.source}: {where} {expected}{got}.",
+            public=f"{where} (see its own output)"
+            if private
+            else f"{where} {expected}",
+        )
 
     def get(self, key, kind, default=..., check=None, expected=""):
         self.used.add(key)
@@ -132,7 +149,7 @@ class Reader:
         path = (base / value).resolve()
         if must_exist and not path.is_file():
             what = "a directory, not a file" if path.is_dir() else "a missing file"
-            self._fail(key, f"names {what} ({path})")
+            self._fail(key, f"names {what} ({path})", private=True)
         return path
 
     def output(self, key, base, suffixes, default=...):
@@ -144,26 +161,30 @@ class Reader:
         while not parent.exists() and parent != parent.parent:
             parent = parent.parent
         if not parent.is_dir():
-            self._fail(key, f"lies under {parent}, which is a file, not a directory")
+            self._fail(
+                key,
+                f"lies under {parent}, which is a file, not a directory",
+                None,
+                True,
+            )
         if not os.access(parent, os.W_OK | os.X_OK):
-            self._fail(key, f"cannot be written: {parent} is not writable")
+            self._fail(key, f"cannot be written: {parent} is not writable", None, True)
         for suffix in suffixes:
             target = path.with_suffix(suffix) if suffix else path
             if target.exists() and not target.is_file():
-                self._fail(key, f"names {target}, which exists and is not a file")
+                self._fail(
+                    key, f"names {target}, which exists and is not a file", None, True
+                )
         problem = write_problem(parent)
         if problem is not None:
-            self._fail(key, f"cannot be written: {problem}")
+            self._fail(key, f"cannot be written: {problem}", None, True)
         return path
 
     def done(self):
         unknown = sorted(set(self.table) - self.used)
         if unknown:
-            raise ConfigError(
-                f"{self.source}: unknown key(s) "
-                + ", ".join(f"'{self.prefix}{k}'" for k in unknown)
-                + "."
-            )
+            text = "unknown key(s) " + ", ".join(f"'{self.prefix}{k}'" for k in unknown)
+            raise ConfigError(f"{self.source}: {text}.", public=text)
 
 
 #: Bytes an output directory must have free at start-up (and that the start-up

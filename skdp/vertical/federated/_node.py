@@ -35,6 +35,8 @@ the sender.
 """
 
 import queue
+import re
+import socket
 import ssl
 import sys
 import threading
@@ -63,6 +65,62 @@ ABORT_SECONDS = 2.0
 #: Seconds a failed heartbeat waits for the peer's own abort message (so that a
 #: peer that aborted and exited is reported with its cause, not as lost).
 ABORT_GRACE = 1.0
+
+
+#: OpenSSL's reasons for a reply that is no TLS at all (an HTTP or plaintext
+#: gRPC server, SSH, ...): the peer's address leads to another program
+_NOT_TLS = {
+    "WRONG_VERSION_NUMBER",
+    "PACKET_LENGTH_TOO_LONG",
+    "RECORD_LAYER_FAILURE",
+    "UNKNOWN_PROTOCOL",
+    "HTTP_REQUEST",
+    "HTTPS_PROXY_REQUEST",
+}
+_ORIGIN = re.compile(r"^[^\s:]+ aborted the run: ")
+
+
+def abort_text(sender, cause):
+    """How this participant reports ``sender``'s abort with ``cause``.
+
+    The cause names its origin once: a relayed abort (``"bank aborted the run:
+    ..."`` passed on by the server) is shown as it is, and a cause that starts
+    with the sender's own name (``"server: no answer ..."``) loses the repeat.
+
+    Examples
+    --------
+    >>> abort_text("server", "server: no answer within 60 s from bank")
+    'server aborted the run: no answer within 60 s from bank'
+    >>> abort_text("server", "bank aborted the run: its config has an error")
+    'bank aborted the run: its config has an error'
+    """
+    cause = str(cause)
+    if _ORIGIN.match(cause):
+        return cause
+    if cause.startswith(f"{sender}: "):
+        cause = cause[len(sender) + 2 :]
+    return f"{sender} aborted the run: {cause}"
+
+
+def _unreachable(exc, address, timeout):
+    """Why a TCP connection to ``address`` failed, in words (``exc``: the
+    ``OSError`` of the connection or of the first handshake read)."""
+    if isinstance(exc, ConnectionRefusedError):
+        return f"nothing listens at {address} (connection refused)"
+    if isinstance(exc, socket.gaierror):
+        return f"the host of {address} cannot be resolved ({exc.strerror or exc})"
+    if isinstance(exc, TimeoutError | socket.timeout):
+        return (
+            f"no reply from {address} within {timeout:g} s (a wrong host, a "
+            "firewall that drops the packets, or a machine too busy to answer)"
+        )
+    if isinstance(exc, ConnectionResetError) and "before its TLS" in str(exc):
+        return (
+            f"{address} closed the connection before its TLS handshake (its "
+            "connection cap is full, or what listens there is no skdp "
+            "participant)"
+        )
+    return f"cannot connect to {address} ({exc.strerror or exc})"
 
 
 class FederatedError(ProtocolError):
@@ -213,17 +271,21 @@ class Node:
     def _stop_reason(self):
         """Why a call in flight must stop now (an abort, the deadline), or None."""
         if self._abort is not None:
-            sender, cause = self._abort
-            return f"{sender} aborted the run: {cause}"
+            return self._abort_message()
         if time.monotonic() > self.deadline:
             return f"the run exceeded timeouts.protocol ({self.timeouts.protocol:g} s)"
         return None
 
+    def _abort_message(self):
+        sender, cause = self._abort
+        if sender == self.name:  # found here (the liveness thread): no abort
+            return f"{self.name}: {cause}"
+        return abort_text(sender, cause)
+
     def check(self):
         """Raise if a peer aborted or the liveness thread found a failure."""
         if self._abort is not None:
-            sender, cause = self._abort
-            raise FederatedError(f"{sender} aborted the run: {cause}")
+            raise FederatedError(self._abort_message())
 
     # ---------------------------------------------------------- sending
     def send(self, message, to=None):
@@ -243,12 +305,15 @@ class Node:
             raise FederatedError(f"{self.name}: {exc}") from None
 
     # ---------------------------------------------------------- startup / liveness
-    def _check_name(self, p, refusals):
+    def _check_name(self, p, refusals, reasons):
         """The peer's certificate names ``p`` as a DNS SAN (one TLS handshake);
-        False while it does not accept connections yet. ``refusals[p]`` counts
-        handshakes the peer ended: three in a row mean it refuses this
-        participant's certificate (once may be a peer shutting down)."""
+        False while it does not accept connections yet (``reasons[p]`` then
+        says why). ``refusals[p]`` counts handshakes the peer ended: three in a
+        row mean it refuses this participant's certificate (once may be a peer
+        shutting down), or, for a reply that is no TLS, that another program
+        listens at the peer's address."""
         peer = self.peers[p]
+        timeout = min(15.0, self.timeouts.call)  # a loaded machine is slow
         try:
             check_peer_name(
                 peer.address,
@@ -256,8 +321,7 @@ class Node:
                 self._ca,
                 self.tls.cert,
                 self.tls.key,
-                # generous: a handshake on a loaded machine can take seconds
-                timeout=min(15.0, self.timeouts.call),
+                timeout=timeout,
                 participants=self.participants,
             )
         except IdentityError as exc:
@@ -273,22 +337,40 @@ class Node:
             ) from None
         except ssl.SSLError as exc:
             refusals[p] = refusals.get(p, 0) + 1
+            not_tls = exc.reason in _NOT_TLS
+            reasons[p] = (
+                f"what listens at {peer.address} does not speak TLS ({exc.reason})"
+                if not_tls
+                else f"{peer.address} ended the TLS handshake ({exc.reason})"
+            )
             if refusals[p] < 3:
                 return False
             self.unreachable.add(p)
+            if not_tls:
+                raise FederatedError(
+                    f"{self.name}: cannot reach {p}: what listens at "
+                    f"{peer.address} does not speak TLS ({exc.reason}): another "
+                    f"program (or an old process run without TLS), not {p}'s "
+                    "skdp participant, holds that port. Stop it, or correct "
+                    f"{p}'s address in {self.name}'s config"
+                ) from None
             raise FederatedError(
                 f"{self.name}: {p} at {peer.address} ended the TLS handshake "
                 f"({exc.reason}): it does not accept this participant's "
                 "certificate (issued by another CA, expired, not yet valid, or "
                 "without the name as a DNS subject alternative name)"
             ) from None
-        except OSError:
+        except OSError as exc:
+            reasons[p] = _unreachable(exc, peer.address, timeout)
             return False
         refusals.pop(p, None)
         return True
 
-    def wait_for_peers(self, names=None):
-        """Block until every peer in ``names`` answers a ping (pinned TLS)."""
+    def wait_for_peers(self, names=None, programs=None):
+        """Block until every peer in ``names`` answers a ping (pinned TLS).
+
+        ``programs``: ``{peer: "skdp-party" or "skdp-server"}``, for the
+        message naming what to start when a peer never answers."""
         names = list(self.peers if names is None else names)
         limit = time.monotonic() + self.timeouts.startup
         waiting = set(names)
@@ -298,8 +380,7 @@ class Node:
             self.check()
             for p in sorted(waiting):
                 if p not in checked:
-                    if not self._check_name(p, refusals):
-                        last[p] = "not accepting connections"
+                    if not self._check_name(p, refusals, last):
                         continue
                     checked.add(p)
                 try:
@@ -308,6 +389,7 @@ class Node:
                     text = str(exc)
                     last[p] = text
                     if exc.code == "ABORTED":  # relayed like an abort message
+                        self._check_earlier_run(p, exc.detail)
                         self._abort = (p, exc.detail)
                         self.check()
                     if exc.code in _FATAL_CODES:
@@ -323,11 +405,46 @@ class Node:
                 self.reached.add(p)
             if waiting and time.monotonic() > limit:
                 raise FederatedError(
-                    f"{self.name}: no answer within {self.timeouts.startup:g} s from "
-                    + "; ".join(f"{p} ({last.get(p, 'no reply')})" for p in waiting)
+                    f"{self.name}: no answer within {self.timeouts.startup:g} s "
+                    "(timeouts.startup) from "
+                    + "; ".join(
+                        f"{p}: {last.get(p, 'no reply')}" for p in sorted(waiting)
+                    )
+                    + self._start_hint(waiting, last, programs or {})
                 )
             if waiting:
                 time.sleep(0.2)
+
+    def _check_earlier_run(self, p, cause):
+        """A peer that answers at startup that *this* participant aborted its
+        run is still ending an earlier run (this participant was restarted):
+        say so, rather than blame this run on it."""
+        prefix = f"{self.name} aborted the run: "
+        if str(cause).startswith(prefix):
+            raise FederatedError(
+                f"{self.name}: {p} is still ending an earlier run, which "
+                f"{self.name} aborted ({str(cause)[len(prefix) :]}); start {p} "
+                f"again once it has exited, then {self.name}"
+            )
+
+    @staticmethod
+    def _start_hint(waiting, last, programs):
+        """What to do about peers that never accepted a connection."""
+        down = sorted(p for p in waiting if "nothing listens" in last.get(p, ""))
+        if not down:
+            return ""
+        groups = {}
+        for p in down:
+            groups.setdefault(programs.get(p, "the participant"), []).append(p)
+        who = "; ".join(
+            f"{program} for {' and '.join(names)}" for program, names in groups.items()
+        )
+        return (
+            f". Start {who}: a participant listens only while it runs (it "
+            "exits after every run, released or aborted), and one whose "
+            "config has an error stops before it listens (exit status 2; its "
+            "own output names the key)"
+        )
 
     def watch(self, names):
         """Ping ``names`` in the background; a lost peer fails the run."""
@@ -382,7 +499,7 @@ class Node:
             t.join(max(0.0, limit - time.monotonic()))
         return set(told)
 
-    def abort_all(self, cause, log=None):
+    def abort_all(self, cause, log=None, headline=None):
         """Tell every peer the run is aborted, with ``cause`` (public text).
 
         From now on the endpoint answers every call with ``ABORTED: cause``.
@@ -391,7 +508,8 @@ class Node:
         retried until ``timeouts.startup`` has passed, the endpoint staying up
         meanwhile; ``log(line)`` (default: stderr) says so once. A relaying
         participant tries once: the origin, which knows every participant,
-        keeps telling the late ones.
+        keeps telling the late ones. ``headline``: what that line says
+        happened (default: the run was aborted, with the cause).
         """
         self.endpoint.failure = str(cause)
         origin = self._abort[0] if self._abort else None
@@ -404,7 +522,8 @@ class Node:
         left = self.startup_deadline - time.monotonic()
         log = log or (lambda line: print(line, file=sys.stderr, flush=True))
         log(
-            f"{self.name}: run aborted ({cause}); staying reachable up to "
+            f"{self.name}: {headline or f'run aborted ({cause})'}; staying "
+            f"reachable up to "
             f"{left:.0f} s to tell {', '.join(sorted(late))} (not reached yet)"
         )
         while late and time.monotonic() < self.startup_deadline:

@@ -265,7 +265,12 @@ def run_party(config, *, make_role=None, started=None, verbose=0):
             config.data_path, config.id_column, config.features, config.label, "raw"
         )
         clock("data")
-        node.wait_for_peers()
+        node.wait_for_peers(
+            programs={
+                p: "skdp-server" if p == config.server else "skdp-party"
+                for p in config.peers
+            }
+        )
         clock("connect")
         node.watch([config.server])
         request_msg = node.next_message(
@@ -396,7 +401,7 @@ def run_server(config, *, make_roles=None, make_model=None, started=None, verbos
     node = _start_node(config, peers)
     with _aborting_on_failure(node, config.name):
         _check_certificate(config, peers)
-        node.wait_for_peers()
+        node.wait_for_peers(programs=dict.fromkeys(peers, "skdp-party"))
         clock("connect")
         node.watch(peers)
         roles_table = {"server": config.name}
@@ -454,6 +459,52 @@ def run_server(config, *, make_roles=None, make_model=None, started=None, verbos
             "traffic": node.traffic(),
             "seconds": clock.seconds,
         }
+
+
+def announce_config_error(kind, path, exc, log=None):
+    """Tell the peers that this participant's config has an error, so that they
+    stop at once with the cause instead of waiting ``timeouts.startup`` for a
+    participant that never answers.
+
+    Possible when the config still names the participant, its ``listen``
+    address, usable TLS files and its peers (:func:`~._config.read_contact`):
+    the participant listens, sends every peer an abort naming the key (its
+    ``public`` text: never a path or a value), answers every call with it, and
+    stays reachable up to ``timeouts.startup`` for peers not up yet, like any
+    failure before every peer has answered. Returns whether it could listen.
+    """
+    from skdp.vertical.federated._contact import read_contact
+
+    contact = read_contact(kind, path)
+    if contact is None:
+        return False
+    detail = getattr(exc, "public", None)
+    cause = (
+        f"its config has an error: {detail}; it stopped before the run (exit status 2)"
+        if detail
+        else "its config has an error (its own output names the key); it "
+        "stopped before the run (exit status 2)"
+    )
+    try:
+        node = Node(
+            contact.name,
+            contact.listen,
+            contact.peers,
+            contact.tls,
+            contact.timeouts,
+            contact.max_message_bytes,
+        )
+    except Exception:  # cannot listen (the port in use): nobody to answer
+        return False
+    try:
+        node.abort_all(
+            f"{contact.name}: {cause}", log, headline="its config has an error"
+        )
+    except BaseException:  # interrupted while waiting for late peers
+        pass
+    finally:
+        node.close()
+    return True
 
 
 def format_failure(who, exc):
