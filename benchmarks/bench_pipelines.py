@@ -450,53 +450,76 @@ def summary(results, n_seeds):
     return markdown_table(header, rows) if rows else "diffprivlib did not run."
 
 
+COLORS = {
+    "skdp pipeline": "C0",
+    "diffprivlib pipeline": "C3",
+    "skdp classifier alone": "C2",
+    "skdp PCA": "C0",
+    "diffprivlib PCA": "C3",
+}
+
+
+def _lines(ax, table, columns, eps):
+    for col in columns:
+        for mode, style in zip(MODES, ("-", "--")):
+            if col.startswith("diffprivlib") and mode != "pure":
+                continue
+            vals = [_finite(table[(e, mode)][col]) for e in eps]
+            if not all(vals):
+                continue
+            label = col if col.startswith("diffprivlib") else f"{col}, {mode}"
+            ax.plot(eps, [np.mean(v) for v in vals], "o" + style, color=COLORS[col],
+                    label=label)  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_xticks(eps, [f"{e:g}" for e in eps])
+    ax.minorticks_off()
+
+
 def _plot(results, out_dir, name):
     plt = pyplot()
+    from _common import figure_legend
+
     k = len(results)
-    fig, axes = plt.subplots(2, k, figsize=(4.2 * k, 7), squeeze=False)
+    fig, axes = plt.subplots(2, k, figsize=(4.2 * k, 7.5), squeeze=False)
     for i, (task, pipe, pca, _, _, _) in enumerate(results):
         eps = sorted({e for e, _ in pipe})
         ax = axes[0, i]
-        for col, style in (
-            ("skdp pipeline", "o-"),
-            ("diffprivlib pipeline", "s-"),
-            ("skdp classifier alone", "^--"),
-        ):
-            for mode in MODES:
-                if col == "diffprivlib pipeline" and mode != "pure":
-                    continue
-                vals = [_finite(pipe[(e, mode)][col]) for e in eps]
-                if not all(vals):
-                    continue
-                label = f"{col}" + ("" if col.startswith("diff") else f" {mode}")
-                ax.plot(eps, [np.mean(v) for v in vals], style, label=label,
-                        alpha=1.0 if mode == "pure" else 0.5)  # fmt: skip
+        _lines(ax, pipe, PIPE_COLUMNS[:3], eps)
         for col, ls in (("non-private pipeline", ":"), ("non-private LR", "-")):
             ax.axhline(np.mean(pipe[(eps[0], MODES[0])][col]), color="k", lw=1,
                        ls=ls, label=col)  # fmt: skip
-        ax.set(xscale="log", xlabel="total epsilon", ylabel="test accuracy",
-               title=task.name)  # fmt: skip
+        majority = np.max(np.unique(task.y, return_counts=True)[1]) / task.y.size
+        ax.axhline(majority, color="grey", lw=1, ls="-.", label="majority class")
+        ax.set(xlabel="total epsilon", ylabel="test accuracy", title=task.name)
         ax = axes[1, i]
-        for col, style in (("skdp PCA", "o-"), ("diffprivlib PCA", "s-")):
-            for mode in MODES:
-                if col == "diffprivlib PCA" and mode != "pure":
-                    continue
-                vals = [_finite(pca[(e, mode)][col]) for e in eps]
-                if not all(vals):
-                    continue
-                label = f"{col}" + ("" if col.startswith("diff") else f" {mode}")
-                ax.plot(eps, [np.mean(v) for v in vals], style, label=label,
-                        alpha=1.0 if mode == "pure" else 0.5)  # fmt: skip
+        _lines(ax, pca, PCA_COLUMNS, eps)
         ax.axhline(1.0, color="k", lw=1, label="scikit-learn PCA")
-        ax.set(xscale="log", xlabel="epsilon", ylabel="captured variance / sklearn's",
-               title=f"PCA alone, {task.name}")  # fmt: skip
-    from _common import figure_legend
-
+        ax.set(xlabel="epsilon", ylabel="captured variance / scikit-learn's",
+               title=f"PCA alone: {task.name}")  # fmt: skip
     figure_legend(fig, axes, ncol=4)
     path = Path(out_dir) / f"{name}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
     plt.close(fig)
+    return path
+
+
+def _save(results, out_dir, name):
+    """Every per-seed score, for re-reading without a rerun."""
+    import json
+
+    data = {
+        task.name: {
+            "n_train": n_train,
+            "pipeline": {f"{e} {m}": cols for (e, m), cols in pipe.items()},
+            "pca": {f"{e} {m}": cols for (e, m), cols in pca.items()},
+            "dpl_norm": {str(e): v for e, v in extra["dpl_norm"].items()},
+            "dpl_fits": {f"{e} {i}": c for (e, i), c in extra["dpl_fits"].items()},
+        }
+        for task, pipe, pca, extra, _, n_train in results
+    }
+    path = Path(out_dir) / f"{name}.json"
+    path.write_text(json.dumps(data, indent=1))
     return path
 
 
@@ -575,6 +598,7 @@ def main(quick=True, out_dir="benchmarks/results", n_seeds=None, tasks=None):
         )
     )
     write_result(out_dir, "pipelines", "\n\n".join(parts))
+    _save(results, out_dir, "pipelines")
     _plot(results, out_dir, "pipelines")
     return results
 
