@@ -13,69 +13,25 @@ here for the duration of the computation (not with the synchronous scheduler);
 each block only validates and reduces its rows.
 """
 
-import sys
-
-import numpy as np
 from sklearn.base import clone
 from threadpoolctl import threadpool_limits
+
+from skdp.utils.dask_rows import (
+    GROUP_BLOCKS,
+    GROUP_ELEMENTS,
+    as_row_blocks,
+    is_dask_collection,
+    row_groups,
+)
 
 __all__ = ["dask_statistics", "is_dask_collection"]
 
 
-def is_dask_collection(obj):
-    """True for a dask array, dataframe or series (never imports dask itself)."""
-    dask = sys.modules.get("dask")  # a dask collection implies dask is imported
-    return dask is not None and dask.is_dask_collection(obj)
-
-
-def _as_row_blocks(data, name):
-    """A dask array split into blocks of whole rows, with known block sizes."""
-    import dask.array as da
-
-    if hasattr(data, "to_dask_array"):  # dataframe or series
-        # lengths=True counts each partition's rows on the workers (only the
-        # counts reach the client), so blocks of X and y can be matched.
-        data = data.to_dask_array(lengths=True)
-    if not isinstance(data, da.Array):
-        raise TypeError(
-            f"{name} must be a dask array, dataframe or series when the other input "
-            f"is one; got {type(data).__name__}."
-        )
-    if data.ndim not in (1, 2):
-        raise ValueError(f"{name} must be 1-D or 2-D, got {data.ndim} dimensions.")
-    if any(np.isnan(size) for size in data.chunks[0]):
-        raise ValueError(
-            f"{name} has blocks of unknown size (e.g. after boolean indexing); call "
-            f"{name}.compute_chunk_sizes() first (it counts rows on the workers)."
-        )
-    if data.ndim == 2 and len(data.chunks[1]) > 1:
-        data = data.rechunk({1: -1})  # every block holds whole rows
-    return data
-
-
-# blocks with fewer elements than this are reduced together, consecutive ones
-# in one task (at most _GROUP_BLOCKS of them): a task's scheduling and the
-# transfer of its result cost far more than reducing a small block (measured in
-# benchmarks/bench_statistics_speed.py), and moving a few small blocks to one
-# worker costs little; larger blocks stay where they are, one task each
-_GROUP_ELEMENTS = 2**16
-_GROUP_BLOCKS = 128
-
-
-def _groups(rows, n_features):
-    """Consecutive block indices, grouped while a group stays small."""
-    groups, size = [], 0
-    for i, r in enumerate(rows):
-        elements = r * n_features
-        if not groups or size + elements > _GROUP_ELEMENTS:
-            groups.append([])
-            size = 0
-        elif len(groups[-1]) == _GROUP_BLOCKS:
-            groups.append([])
-            size = 0
-        groups[-1].append(i)
-        size += elements
-    return groups
+# the helpers are shared with the private transformers (skdp.utils.dask_rows)
+_as_row_blocks = as_row_blocks
+_groups = row_groups
+_GROUP_ELEMENTS = GROUP_ELEMENTS
+_GROUP_BLOCKS = GROUP_BLOCKS
 
 
 def _blocks_statistics(template, domain, items, *blocks):

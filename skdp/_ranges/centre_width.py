@@ -19,7 +19,8 @@ and the pair above.
 
 import numpy as np
 
-from skdp._ranges.ranks import quantile_distance
+from skdp._ranges.columns import as_column
+from skdp._ranges.ranks import counts_distance
 
 __all__ = [
     "WIDTH_FENCE",
@@ -50,7 +51,8 @@ def centre_log_probabilities(sorted_x, epsilon, grid, log_weight):
     """Log-probabilities of the median's exponential mechanism: score minus
     the rank distance from ``n / 2`` (sensitivity 1), ``CENTRE_SHARE *
     epsilon``: ``P(g) ∝ mu_g exp(eps_m u(g) / 2)``."""
-    d = quantile_distance(sorted_x, grid, 0.5)
+    col = as_column(sorted_x)
+    d = counts_distance(*col.counts(grid), col.n, 0.5)
     logits = log_weight - 0.5 * CENTRE_SHARE * epsilon * d
     return logits - np.logaddexp.reduce(logits)
 
@@ -61,8 +63,8 @@ def width_log_probabilities(sorted_x, centre, epsilon, widths, width_log_weight)
     from ``[#{|x - m| < w}, #{|x - m| <= w}]``. Replacing one row moves both
     counts by at most 1 (``m`` is public), so the score has sensitivity 1;
     ``(1 - CENTRE_SHARE) * epsilon``."""
-    r = np.sort(np.abs(sorted_x - centre))
-    d = quantile_distance(r, widths, HALF_FRACTION)
+    col = as_column(sorted_x)
+    d = counts_distance(*col.abs_counts(centre, widths), col.n, HALF_FRACTION)
     logits = width_log_weight - 0.5 * (1.0 - CENTRE_SHARE) * epsilon * d
     return logits - np.logaddexp.reduce(logits)
 
@@ -72,7 +74,7 @@ def centre_width_range(x, epsilon, grid, log_weight, rng):
     released one after the other (``epsilon``-DP in total, basic
     composition), ``K = WIDTH_FENCE``. ``x`` already clipped to the grid's
     span (a data-independent map)."""
-    sorted_x = np.sort(np.asarray(x, dtype=np.float64))
+    sorted_x = as_column(x)  # sorted once (or a column known by its counts)
     log_p = centre_log_probabilities(sorted_x, epsilon, grid, log_weight)
     centre = float(grid[np.argmax(log_p + rng.gumbel(size=log_p.size))])
     widths, width_log_weight = width_candidates(grid, log_weight)

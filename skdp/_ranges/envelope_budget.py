@@ -26,6 +26,8 @@ __all__ = [
     "drop_hopeless_envelopes",
     "half_window_count",
     "looseness_test",
+    "window_count",
+    "window_points",
 ]
 
 # An envelope column whose n * epsilon_column is below this is not estimated
@@ -81,6 +83,23 @@ def half_window_count(x, lower, upper):
     return int(inside.sum(axis=0).max())
 
 
+def window_count(column, lower, upper):
+    """:func:`half_window_count` of a column object (counts at public points):
+    ``#{x in [s, e]} = #{x <= e} - #{x < s}`` per window, the same integers."""
+    starts, ends = window_points(lower, upper)
+    below, _ = column.counts(starts)
+    _, upto = column.counts(ends)
+    return int((upto - below).max())
+
+
+def window_points(lower, upper):
+    """The points :func:`window_count` counts at: ``(starts, ends)``."""
+    width = float(upper) - float(lower)
+    n_windows = int(round((1.0 - WINDOW_WIDTH) / WINDOW_STEP)) + 1
+    starts = float(lower) + width * WINDOW_STEP * np.arange(n_windows)
+    return starts, starts + width * WINDOW_WIDTH
+
+
 def looseness_test(x, lower, upper, epsilon, rng):
     """The noisy fraction of rows in the fullest window, and whether it is
     at least ``LOOSE_FRACTION``.
@@ -89,14 +108,21 @@ def looseness_test(x, lower, upper, epsilon, rng):
     sensitivity-1 count (:func:`half_window_count`), ``epsilon``-DP for
     replace-one neighbours (``n`` public); the comparison is post-processing.
 
+    ``x`` may be a column object of :mod:`skdp._ranges.columns` (a column
+    known by its counts, e.g. on dask blocks): :func:`window_count` gives the
+    same integer.
+
     Returns
     -------
     fraction : float
         The released noisy fraction.
     loose : bool
     """
-    n = len(x)
-    noisy = half_window_count(x, lower, upper) + rng.laplace(scale=1.0 / epsilon)
+    if hasattr(x, "counts"):  # a column object (skdp._ranges.columns)
+        n, count = x.n, window_count(x, lower, upper)
+    else:
+        n, count = len(x), half_window_count(x, lower, upper)
+    noisy = count + rng.laplace(scale=1.0 / epsilon)
     fraction = float(noisy) / n
     return fraction, fraction >= LOOSE_FRACTION
 

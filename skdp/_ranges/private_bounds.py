@@ -13,20 +13,30 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special, stats
+from scipy import stats
 
 from skdp._ranges.centre_width import centre_width_range
+from skdp._ranges.columns import SortedColumn, as_column, dask_columns
 from skdp._ranges.envelope_budget import (
     TEST_N_EPSILON,
     column_shares,
     drop_hopeless_envelopes,
     looseness_test,
+    window_points,
+)
+from skdp._ranges.pair_mechanism import (  # noqa: F401 (re-exported)
+    FALLBACK_WEIGHT,
+    _fallback_log_weight,
+    fallback_log_mass,
+    pair_log_probabilities,
+    sample_quantile_pair,
 )
 from skdp._ranges.public_ranges import public_ranges, schema_bounds
 from skdp._ranges.range_columns import float_columns
-from skdp._ranges.ranks import quantile_distance
+from skdp._ranges.ranks import counts_distance, quantile_distance
 from skdp.accounting import PrivacyBudget, record_spend
 from skdp.utils import noise_generator
+from skdp.utils.dask_rows import as_row_blocks, is_dask_collection
 
 __all__ = [
     "PrivateBounds",
@@ -94,7 +104,7 @@ CENTRE_WIDTH_BELOW = 160.0
 # 100 fell back more often where the per-column budget was ~100 (diamonds
 # at eps 0.1: 1.07 times declared, 10: 0.81).
 ENVELOPE_RESOLUTION = 1e-4
-FALLBACK_WEIGHT = 10.0
+# FALLBACK_WEIGHT = 10 lives with the pair mechanism (pair_mechanism.py).
 
 
 class PrivateBoundsWarning(UserWarning):
@@ -157,92 +167,20 @@ def fence_factor(q):
     return float((TUKEY_Z - z) / (2.0 * z))
 
 
-def fallback_log_mass(log_weight):
-    """Base log-mass of "keep the envelope": ``FALLBACK_WEIGHT`` times the
-    base mass of all pairs, ``(sum mu)^2``."""
-    return math.log(FALLBACK_WEIGHT) + 2.0 * float(special.logsumexp(log_weight))
-
-
-def _fallback_log_weight(log_weight, epsilon, score):
-    """Unnormalised log-probability of "keep the envelope" with ``score``."""
-    return fallback_log_mass(log_weight) + 0.5 * epsilon * score
-
-
-def pair_log_probabilities(d_low, d_high, epsilon, log_weight, fallback_score=None):
-    """Exact log-probabilities of the pair mechanism, shape (G, G); for tests.
-
-    ``P(i, j) ∝ mu_i mu_j exp(-epsilon max(d_low[i], d_high[j]) / 2)``. With
-    ``fallback_score`` (the envelope's own score, ``-max(d_low[0],
-    d_high[-1])``), the outcome "keep the envelope" joins with weight
-    ``exp(fallback_log_mass + epsilon * score / 2)``; then returns
-    ``(pairs, fallback)``, the (G, G) array and its log-probability.
-    """
-    score = -np.maximum(d_low[:, None], d_high[None, :])
-    logw = 0.5 * epsilon * score + log_weight[:, None] + log_weight[None, :]
-    if fallback_score is None:
-        return logw - special.logsumexp(logw)
-    log_env = _fallback_log_weight(log_weight, epsilon, fallback_score)
-    total = np.logaddexp(special.logsumexp(logw), log_env)
-    return logw - total, float(log_env - total)
-
-
-def sample_quantile_pair(d_low, d_high, epsilon, log_weight, rng, fallback_score=None):
-    """Draw ``(i, j)`` with ``P ∝ mu_i mu_j min(w_i, v_j)``, ``w_i =
-    exp(-eps d_low[i] / 2)``, ``v_j = exp(-eps d_high[j] / 2)``, ``mu =
-    exp(log_weight)``; with ``fallback_score``, ``None`` (keep the envelope)
-    is one more outcome, weighed as in :func:`pair_log_probabilities`.
-
-    Exact, in ``O(G log G)``: the marginal of ``i`` is ``mu_i S_i`` with
-    ``S_i = sum_{v_j < w_i} mu_j v_j + w_i sum_{v_j >= w_i} mu_j`` (prefix and
-    suffix sums over the candidates sorted by ``v``), then ``j`` given ``i``;
-    both by the Gumbel-max trick in log space. ``epsilon=inf`` (no privacy):
-    each end is a candidate at distance 0 (the weighted choice among ties).
-    """
-    d_low = np.asarray(d_low, float)
-    d_high = np.asarray(d_high, float)
-    if math.isinf(epsilon):  # no privacy: each end at its exact quantile
-        return tuple(
-            int(
-                np.argmax(
-                    np.where(d == d.min(), log_weight, -np.inf)
-                    + rng.gumbel(size=d.size)
-                )
-            )
-            for d in (d_low, d_high)
-        )
-    la = -0.5 * epsilon * d_low
-    lb = -0.5 * epsilon * d_high
-    order = np.argsort(lb, kind="stable")
-    lb_sorted = lb[order]
-    lmu_sorted = log_weight[order]
-    minus_inf = np.array([-np.inf])
-    below = np.concatenate([minus_inf, np.logaddexp.accumulate(lb_sorted + lmu_sorted)])
-    above = np.logaddexp.accumulate(lmu_sorted[::-1])[::-1]
-    above = np.concatenate([above, minus_inf])
-    k = np.searchsorted(lb_sorted, la, side="left")  # #{v_j < w_i}
-    log_marginal = log_weight + np.logaddexp(below[k], la + above[k])
-    if fallback_score is not None:
-        log_env = _fallback_log_weight(log_weight, epsilon, fallback_score)
-        log_pairs = float(special.logsumexp(log_marginal))
-        if rng.random() < special.expit(log_env - log_pairs):
-            return None
-    i = int(np.argmax(log_marginal + rng.gumbel(size=la.size)))
-    j = int(np.argmax(log_weight + np.minimum(la[i], lb) + rng.gumbel(size=lb.size)))
-    return i, j
-
-
 def _column_range(x, epsilon, grid, log_weight, rng, envelope=None):
-    """``(lower, upper, q)`` of one column from one epsilon-DP pair draw;
+    """``(lower, upper, q)`` of one column (values, or a column object of
+    :mod:`skdp._ranges.columns`) from one epsilon-DP pair draw;
     inside ``envelope`` (then ``grid`` is :func:`envelope_grid`'s and ``x`` is
     clipped to it) the draw may keep the envelope. Without an envelope and
     below ``CENTRE_WIDTH_BELOW``: a median and a half-width instead."""
-    q = quantile_level(x.size, epsilon)
-    if envelope is None and x.size * epsilon < CENTRE_WIDTH_BELOW:
-        low, high = centre_width_range(x, epsilon, grid, log_weight, rng)
+    col = as_column(x)  # sorted once, or known by its counts (dask blocks)
+    q = quantile_level(col.n, epsilon)
+    if envelope is None and col.n * epsilon < CENTRE_WIDTH_BELOW:
+        low, high = centre_width_range(col, epsilon, grid, log_weight, rng)
         return (*_positive_width(low, high, grid), q)
-    sorted_x = np.sort(x)
-    d_low = quantile_distance(sorted_x, grid, q)
-    d_high = quantile_distance(sorted_x, grid, 1.0 - q)
+    below, upto = col.counts(grid)
+    d_low = counts_distance(below, upto, col.n, q)
+    d_high = counts_distance(below, upto, col.n, 1.0 - q)
     fallback = None
     if envelope is not None and not math.isinf(epsilon):
         fallback = -max(float(d_low[0]), float(d_high[-1]))  # the ends
@@ -536,10 +474,20 @@ def private_bounds(
     if names is None and hasattr(X, "columns"):
         names = [str(c) for c in X.columns]
     known = schema_bounds(X, public_categories)
-    X = float_columns(X, names)
-    if not np.all(np.isfinite(X)):
-        raise ValueError("X must be finite (no NaN or infinity) for private bounds.")
-    n, d = X.shape
+    blocks = None
+    if is_dask_collection(X):
+        # counted on the workers (values checked finite there), below
+        blocks = as_row_blocks(X, "X")
+        if blocks.ndim != 2:
+            raise ValueError(f"X must be 2-dimensional, got shape {blocks.shape}.")
+        n, d = int(sum(blocks.chunks[0])), int(blocks.shape[1])
+    else:
+        X = float_columns(X, names)
+        if not np.all(np.isfinite(X)):
+            raise ValueError(
+                "X must be finite (no NaN or infinity) for private bounds."
+            )
+        n, d = X.shape
     known.update(public_ranges(public_bounds, d, names))
     inside = public_ranges(envelope, d, names, name="envelope")
     estimated = np.array([j not in known for j in range(d)])
@@ -596,20 +544,43 @@ def private_bounds(
             PrivateBoundsWarning,
             stacklevel=2,
         )
+    grid, log_weight = candidate_grid()
+    span = float(grid[-1])
+    # what each estimated column is clipped to (a data-independent map) and
+    # the public points its scores count rows at
+    plan, envelope_grids = {}, {}
+    for j in np.flatnonzero(estimated):
+        if j in inside:
+            lo, hi = inside[j]
+            envelope_grids[j] = envelope_grid(lo, hi, base=(grid, log_weight))
+            points = [envelope_grids[j][0]]
+            if not math.isinf(eps_col[j]):
+                points += list(window_points(lo, hi))
+            plan[int(j)] = (lo, hi, points)
+        else:
+            plan[int(j)] = (-span, span, [grid])
+    # dask: every planned column counted in one pass on the workers (a bad
+    # block fails there, before anything is spent); only counts come back
+    counted = {} if blocks is None else dask_columns(blocks, n, plan)
+
+    def column(j):
+        if blocks is not None:
+            return counted[int(j)]
+        lo, hi, _ = plan[int(j)]
+        return SortedColumn(np.clip(X[:, j], lo, hi))
+
     # all input is valid: record the whole epsilon (an upper bound on what
     # the draws below use, a function of the parameters and n only), checking
     # any cap, before the first draw
     spent = float(epsilon)
     record_spend(PrivacyBudget(spent, 0.0), source, mechanism=None)
     rng = noise_generator(random_state)
-    grid, log_weight = candidate_grid()
-    span = float(grid[-1])
     fractions = np.full(d, np.nan)
     unused = 0.0  # recorded, but not used by a draw (envelopes kept after a test)
     for j in np.flatnonzero(estimated):
         if j in inside:
             lo, hi = lower[j], upper[j] = inside[j]
-            x = np.clip(X[:, j], lo, hi)
+            x = column(j)
             eps_pair = eps_col[j]
             if not math.isinf(eps_pair):  # first: is the envelope loose?
                 eps_test = TEST_N_EPSILON / n
@@ -621,14 +592,13 @@ def private_bounds(
             lower[j], upper[j], levels[j] = _column_range(
                 x,
                 eps_pair,
-                *envelope_grid(lo, hi, base=(grid, log_weight)),
+                *envelope_grids[j],
                 rng,
                 envelope=(lo, hi),
             )
             continue
-        x = np.clip(X[:, j], -span, span)
         lower[j], upper[j], levels[j] = _column_range(
-            x, eps_col[j], grid, log_weight, rng
+            column(j), eps_col[j], grid, log_weight, rng
         )
     return PrivateBounds(
         lower,

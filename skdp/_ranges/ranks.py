@@ -3,7 +3,7 @@ range release: the quantile pair and the median and half-width)."""
 
 import numpy as np
 
-__all__ = ["quantile_distance"]
+__all__ = ["counts_distance", "quantile_distance"]
 
 
 def quantile_distance(sorted_x, grid, level):
@@ -15,8 +15,14 @@ def quantile_distance(sorted_x, grid, level):
     moves both counts by at most 1, hence ``d`` by at most 1 (the distance from
     a point to an interval is 1-Lipschitz in each end).
     """
-    n = sorted_x.size
     below = np.searchsorted(sorted_x, grid, side="left")
     upto = np.searchsorted(sorted_x, grid, side="right")
+    return counts_distance(below, upto, sorted_x.size, level)
+
+
+def counts_distance(below, upto, n, level):
+    """:func:`quantile_distance` from the counts ``below = #{x < g}`` and
+    ``upto = #{x <= g}`` of ``n`` values (sums over rows: any split of the
+    rows gives the same integers)."""
     target = level * n
     return np.maximum(0.0, np.maximum(below - target, target - upto))

@@ -1,10 +1,10 @@
 """PrivatePCA: principal components from one private release of the Gram matrix."""
 
+import functools
 import math
 import numbers
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
@@ -13,14 +13,25 @@ from sklearn.base import (
 from sklearn.utils.validation import check_is_fitted
 
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
+from skdp.decomposition._gram import (
+    GramDomain,
+    GramSums,
+    _block_gram,
+    _merge_gram,
+    gram_domain,
+    gram_sensitivity,
+    gram_statistic,
+    intercept_scale,
+    release_gram,
+)
 from skdp.mechanisms import GaussianMechanism, LaplaceMechanism
 from skdp.utils import (
     check_bounds,
-    clip_to_norm,
     infer_bounds,
     noise_generator,
 )
 from skdp.utils.atomic_fit import atomic_fit
+from skdp.utils.dask_rows import dask_shape, is_dask_collection, reduce_rows
 from skdp.utils.sklearn_compat import (
     BOUNDS,
     RANDOM_STATE,
@@ -32,6 +43,7 @@ from skdp.utils.sklearn_compat import (
 
 __all__ = [
     "GramDomain",
+    "GramSums",
     "PrivatePCA",
     "gram_domain",
     "gram_sensitivity",
@@ -41,142 +53,6 @@ __all__ = [
 ]
 
 
-class GramDomain:
-    """The public geometry of the rows whose augmented Gram matrix is released.
-
-    Parameters
-    ----------
-    centre : ndarray of shape (n_features,)
-        Public shift subtracted from every (clipped) row.
-    row_norm : float
-        ``R``: bound on ``||x - centre||_2``.
-    half_widths : ndarray of shape (n_features,) or None
-        Per-feature bound on ``|x_j - centre_j|`` (a box), or None.
-    """
-
-    def __init__(self, centre, row_norm, half_widths):
-        self.centre = centre
-        self.row_norm = float(row_norm)
-        self.half_widths = half_widths
-
-    @property
-    def n_features(self):
-        return self.centre.shape[0]
-
-
-def gram_domain(lower=None, upper=None, data_norm=None, n_features=None, shift=True):
-    """The :class:`GramDomain` of the declared box and/or row-norm bound.
-
-    Box only (and ``shift``): rows are shifted by the box's midpoint (public,
-    free), and ``R = ||half-widths||_2``. With a row-norm bound ``data_norm``
-    (which bounds ``||x||``, not ``||x - c||``), or without ``shift`` (no
-    centring: the Gram of the rows themselves), rows are not shifted: ``R`` is
-    ``data_norm``, or ``||max(|lower|, |upper|)||_2`` if a box is declared and
-    that is smaller.
-    """
-    if lower is None:
-        centre = np.zeros(n_features)
-        return GramDomain(centre, data_norm, None)
-    if data_norm is None and shift:
-        centre = (lower + upper) / 2
-        half = (upper - lower) / 2
-        return GramDomain(centre, float(np.linalg.norm(half)), half)
-    reach = np.maximum(np.abs(lower), np.abs(upper))
-    norm = float(np.linalg.norm(reach))
-    if data_norm is not None:
-        norm = min(float(data_norm), norm)
-    return GramDomain(np.zeros(lower.shape[0]), norm, reach)
-
-
-def gram_sensitivity(domain, scale, norm):
-    """Sensitivity of the released part of the Gram of the rows ``[x - c, s]``.
-
-    Released: the ``d x d`` block ``sum_i z_i z_i^T`` and (if ``s > 0``) the
-    column ``s sum_i z_i``; the corner ``n s^2`` is public. Replace-one
-    neighbours: ``v = [z, s]`` replaced by ``u = [y, s]``.
-
-    Parameters
-    ----------
-    domain : GramDomain
-    scale : float
-        ``s >= 0``, the constant column (0: no centring).
-    norm : {"fro", "l1"}
-        ``"fro"``: the Frobenius norm of ``vv^T - uu^T`` (the L2 sensitivity of
-        the isometric vector of the symmetric matrix, see
-        :class:`PrivatePCA`); ``"l1"``: the L1 norm of its upper triangle.
-
-    Returns
-    -------
-    float
-
-    Notes
-    -----
-    **Frobenius.** ``||vv^T - uu^T||_F^2 = ||v||^4 + ||u||^4 - 2 (v.u)^2`` with
-    ``||v||^2 = ||z||^2 + s^2 <= R^2 + s^2`` and ``v.u = z.y + s^2``. If
-    ``s <= R``, ``z.y = -s^2`` is reachable with ``||z|| = ||y|| = R`` (for
-    ``d >= 2``), so the maximum is ``sqrt(2) (R^2 + s^2)``. If ``s > R``,
-    ``|v.u| >= s^2 - ||z|| ||y||`` and, with ``a = ||z||, b = ||y||`` and
-    ``z = -y`` direction, ``(a^2 + s^2)^2 + (b^2 + s^2)^2 - 2 (s^2 - a b)^2``
-    increases in ``a`` and ``b``: ``8 R^2 s^2``, i.e. ``2 sqrt(2) R s``.
-
-    **L1 of the upper triangle** (entries ``i <= j``, corner excluded). With
-    ``a_i = |z_i - y_i|`` and ``b_i = |z_i + y_i|``, the identity
-    ``z_i z_j - y_i y_j = ((z_i - y_i)(z_j + y_j) + (z_i + y_i)(z_j - y_j)) / 2``
-    bounds an off-diagonal change by ``(a_i b_j + b_i a_j) / 2``; a diagonal
-    one is exactly ``|z_i^2 - y_i^2| = a_i b_i``, a column one ``s a_i``. With
-    ``A = sum a_i``, ``B = sum b_i`` (``sum_{i<j} (a_i b_j + b_i a_j) = A B -
-    sum a_i b_i``) the total is at most ``A B / 2 + sum_i a_i b_i / 2 + s A``.
-    Now ``a_i + b_i = 2 m_i`` with ``m_i = max(|z_i|, |y_i|)``, so with ``M =
-    sum m_i``: ``B <= 2 M - A``, ``a_i b_i <= m_i^2``, and ``A (2 M - A) / 2 +
-    s A <= (M + s)^2 / 2`` (a concave quadratic in ``A``; at its vertex ``A = M
-    + s`` if ``s <= M``, else at ``A = 2 M``, where ``2 M s <= (M + s)^2 / 2``).
-    Hence ``Delta_1 <= (M + s)^2 / 2 + sum_i m_i^2 / 2``.
-
-    - Box ``|z_i| <= r_i``: ``m_i <= r_i``, ``Delta_1 = (||r||_1 + s)^2 / 2 +
-      ||r||_2^2 / 2`` (half the naive ``(||r||_1 + s)^2 - s^2``, which adds
-      ``|z_i z_j| + |y_i y_j|`` entry by entry).
-    - Norm ``||z|| <= R``: ``sum m_i^2 <= ||z||^2 + ||y||^2 <= 2 R^2`` and
-      ``M <= sqrt(d) sqrt(sum m_i^2) <= sqrt(2 d) R``: ``Delta_1 = (sqrt(2 d) R
-      + s)^2 / 2 + R^2``.
-
-    With both, the smaller bound holds. Neither is attained in general (the
-    tests compare them with brute force on tiny data).
-    """
-    R, s, d = domain.row_norm, float(scale), domain.n_features
-    if norm == "fro":
-        if s <= R:
-            return math.sqrt(2.0) * (R**2 + s**2)
-        return 2.0 * math.sqrt(2.0) * R * s
-    bound = (math.sqrt(2 * d) * R + s) ** 2 / 2 + R**2
-    if domain.half_widths is not None:
-        r = domain.half_widths
-        box = (float(np.sum(r)) + s) ** 2 / 2 + float(np.sum(r**2)) / 2
-        bound = min(bound, box)
-    return bound
-
-
-def intercept_scale(domain, norm):
-    """The constant column ``s`` of the released Gram of ``[x - c, s]``.
-
-    Chosen from public values only: it minimizes ``Delta(s) (1 + 2 R / (s
-    sqrt(d)))`` over ``s`` in ``[R / 1000, R]``, a worst-case proxy of the error
-    of the centred covariance. The noise on the Gram block has Frobenius norm
-    about ``b d`` (``b`` the noise scale); centring with the noisy sums adds
-    ``2 ||mu|| ||e|| / (s n)`` with ``||e|| ~ b sqrt(d)`` and ``||mu|| <= R``,
-    so the two terms weigh ``1`` and ``2 R / (s sqrt(d))`` relative to ``b d``.
-    A larger ``s`` shrinks the second term and raises ``Delta``.
-    """
-    R, d = domain.row_norm, domain.n_features
-    if R <= 0:
-        return 1.0
-
-    def cost(u):
-        return gram_sensitivity(domain, u * R, norm) * (1 + 2 / (u * math.sqrt(d)))
-
-    res = minimize_scalar(cost, bounds=(1e-3, 1.0), method="bounded")
-    return float(res.x) * R
-
-
 def _noise_scale(mech):
     return mech.sigma if isinstance(mech, GaussianMechanism) else mech.scale
 
@@ -184,57 +60,6 @@ def _noise_scale(mech):
 def _positive(sensitivity):
     # a zero-width domain releases a constant: any positive sensitivity is valid
     return max(float(sensitivity), np.finfo(np.float64).tiny)
-
-
-def gram_statistic(Z, scale):
-    """The released statistic: the Gram matrix of the rows ``[z, scale]``.
-
-    Parameters
-    ----------
-    Z : ndarray of shape (n_samples, n_features)
-        Clipped, shifted rows.
-    scale : float
-        ``s``; 0 gives the ``d x d`` Gram ``Z^T Z`` only.
-
-    Returns
-    -------
-    ndarray of shape (q, q), q = n_features (+ 1 if ``scale > 0``)
-        Symmetric; its corner ``n s^2`` (public, not released) is set to 0.
-    """
-    n, d = Z.shape
-    if scale <= 0:
-        return Z.T @ Z
-    gram = np.zeros((d + 1, d + 1))
-    gram[:d, :d] = Z.T @ Z
-    gram[:d, d] = gram[d, :d] = scale * Z.sum(axis=0)
-    return gram
-
-
-def release_gram(gram, mech, rng, *, augmented):
-    """``gram`` plus the symmetric noise of ``mech`` (see :class:`PrivatePCA`).
-
-    Gaussian: ``(W + W^T) / 2`` with ``W`` i.i.d. ``N(0, sigma^2)``. Laplace:
-    i.i.d. (lattice) Laplace on the upper triangle, mirrored. With
-    ``augmented=True`` (the Gram of ``[z, s]``) the corner ``n s^2`` is public
-    and not released: it is returned as 0. ``gram`` may carry leading batch
-    dimensions (independent releases, for audits).
-    """
-    q = gram.shape[-1]
-    rows, cols = np.triu_indices(q)
-    if augmented:
-        keep = ~((rows == q - 1) & (cols == q - 1))
-        rows, cols = rows[keep], cols[keep]
-    if isinstance(mech, GaussianMechanism):
-        W = mech.sample_noise(gram.shape, random_state=rng)
-        noisy = gram + (W + np.swapaxes(W, -1, -2)) / 2
-    else:
-        noisy = np.zeros(gram.shape)
-        values = mech.randomize(gram[..., rows, cols], random_state=rng)
-        noisy[..., rows, cols] = values
-        noisy[..., cols, rows] = values
-    if augmented:
-        noisy[..., -1, -1] = 0.0
-    return noisy
 
 
 class PrivatePCA(
@@ -425,8 +250,7 @@ class PrivatePCA(
             return PrivacyBudget(math.inf, 0.0)
         return PrivacyBudget(float(self.epsilon), float(self.delta))
 
-    def _domain(self, X):
-        d = X.shape[1]
+    def _domain(self, X, d):
         lower = upper = None
         if self.bounds_X is not None:
             lower, upper = check_bounds(
@@ -450,9 +274,20 @@ class PrivatePCA(
     def fit(self, X, y=None):
         """Fit the components: one release (spends ``(epsilon, delta)`` once).
 
+        **Dask input.** A dask array or dataframe ``X`` is never brought into
+        this process: each block of rows is validated, clipped to the declared
+        domain and reduced to its Gram matrix (of the rows ``[x - c, s]``) on
+        the workers, the matrices are tree-summed there, and only their sum
+        (``(n_features + 1)^2`` numbers; at ``epsilon=inf`` the exact mean and
+        centred cross-products, merged pairwise) comes back for the one
+        release, where the spend is recorded. ``bounds_X`` or ``data_norm``
+        must then be declared (ValueError otherwise: reading the domain off
+        the data would leak it). The fit equals the in-memory fit on the same
+        rows with the same ``random_state`` up to the order of the float sums.
+
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or dask array/dataframe of shape (n_samples, n_features)
         y : None
             Ignored.
 
@@ -460,8 +295,17 @@ class PrivatePCA(
         -------
         self
         """
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-        n, d = X.shape
+        on_dask = is_dask_collection(X)
+        if on_dask:
+            n, d, X = dask_shape(self, X, ensure_min_samples=2)
+            if self.bounds_X is None and self.data_norm is None:
+                raise ValueError(
+                    "PrivatePCA on dask input needs a declared bounds_X or "
+                    "data_norm: reading the domain off the data would leak it."
+                )
+        else:
+            X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+            n, d = X.shape
         rng = noise_generator(self.random_state)
         k = min(n, d) if self.n_components is None else self.n_components
         if k > d:
@@ -469,28 +313,38 @@ class PrivatePCA(
                 f"n_components={k} must be at most n_features={d} (the released "
                 "covariance has only that many eigenvectors)."
             )
-        domain, lower, upper = self._domain(X)
+        domain, lower, upper = self._domain(X if not on_dask else None, d)
         private = not math.isinf(self.epsilon)
         norm = "fro" if self.delta > 0 else "l1"
         s = intercept_scale(domain, norm) if self.centering else 0.0
         mech = self._mechanism(domain, s) if private else None
         self.sensitivity_ = 0.0 if mech is None else mech.sensitivity
         self.noise_scale_ = 0.0 if mech is None else _noise_scale(mech)
-        # all input validated: record the spend (a refusal stops the release
-        # before any noise is drawn), then release
+        # the statistics first (on dask: on the workers, where a bad block
+        # fails before anything is spent), then the spend (a refusal stops
+        # the release before any noise is drawn), then the release
+        reduce_block = functools.partial(
+            _block_gram,
+            lower=lower,
+            upper=upper,
+            data_norm=self.data_norm_,
+            centre=domain.centre,
+            scale=s,
+            exact=not private,
+            centering=self.centering,
+        )
+        if on_dask:
+            sums = reduce_rows(X, reduce_block, _merge_gram)
+        else:
+            sums = reduce_block(X, validated=True)
         self.privacy_spent_ = record_spend(
             self._spend, type(self).__name__, mechanism=mech
         )
-        Z = X if lower is None else np.clip(X, lower, upper)
-        if self.data_norm_ is not None:
-            Z = clip_to_norm(Z, self.data_norm_)
-        Z = Z - domain.centre
         if not private:
-            mu = Z.mean(axis=0) if self.centering else np.zeros(d)
-            Zc = Z - mu
-            cov = Zc.T @ Zc / (n - 1)
+            mu = sums.mean if self.centering else np.zeros(d)
+            cov = sums.m2 / (n - 1)
         else:
-            cov, mu = self._release(Z, s, mech, rng)
+            cov, mu = self._release(sums.gram, n, s, mech, rng)
         self.mean_ = domain.centre + mu if self.centering else np.zeros(d)
         self.row_norm_ = domain.row_norm
         self.intercept_scale_ = s
@@ -507,10 +361,10 @@ class PrivatePCA(
         n_entries = d * (d + 1) // 2 + (d if s > 0 else 0)
         return LaplaceMechanism(self.epsilon, _positive(sens), dimension=n_entries)
 
-    def _release(self, Z, s, mech, rng):
-        """The noisy covariance and mean of ``Z`` from one Gram release."""
-        n, d = Z.shape
-        noisy = release_gram(gram_statistic(Z, s), mech, rng, augmented=s > 0)
+    def _release(self, gram, n, s, mech, rng):
+        """The noisy covariance and mean from one release of ``gram``."""
+        d = gram.shape[0] - (1 if s > 0 else 0)
+        noisy = release_gram(gram, mech, rng, augmented=s > 0)
         if s > 0:
             mu = noisy[:d, d] / (s * n)
             cov = (noisy[:d, :d] - n * np.outer(mu, mu)) / (n - 1)

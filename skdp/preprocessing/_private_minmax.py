@@ -1,16 +1,19 @@
 """PrivateMinMaxScaler: per-feature ranges released privately, then an affine map."""
 
+import functools
 import math
 import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted
 
 from skdp._ranges.private_bounds import private_bounds
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.utils import check_bounds
 from skdp.utils.atomic_fit import atomic_fit
+from skdp.utils.dask_rows import dask_shape, is_dask_collection, reduce_rows
 from skdp.utils.sklearn_compat import (
     BOUNDS,
     RANDOM_STATE,
@@ -21,6 +24,22 @@ from skdp.utils.sklearn_compat import (
 )
 
 __all__ = ["PrivateMinMaxScaler"]
+
+
+def _block_extremes(X, *, lower, upper, validated=False):
+    """Per-feature minimum and maximum of one block of rows, clipped to the
+    declared ranges (``+inf`` and ``-inf`` for a block without rows)."""
+    if not validated:
+        X = check_array(X, dtype=np.float64, ensure_min_samples=0)
+    if X.shape[0] == 0:
+        return np.full(X.shape[1], np.inf), np.full(X.shape[1], -np.inf)
+    clipped = X if lower is None else np.clip(X, lower, upper)
+    return clipped.min(axis=0), clipped.max(axis=0)
+
+
+def _merge_extremes(*parts):
+    lows, highs = zip(*parts)
+    return np.min(lows, axis=0), np.max(highs, axis=0)
 
 
 def _handle_zeros(data_range):
@@ -161,9 +180,20 @@ class PrivateMinMaxScaler(
     def fit(self, X, y=None):
         """Release the range of every feature (spends at most ``epsilon``).
 
+        **Dask input.** A dask array or dataframe ``X`` is never brought into
+        this process: the release reads each column only through counts of
+        rows below public candidate points (:mod:`skdp._ranges.columns`),
+        which each block computes on the workers and the workers sum; only the
+        counts come back for the draws, where the spend is recorded. Counts
+        are exact in any order, so the fit is bit for bit the in-memory fit on
+        the same rows with the same ``random_state``. Declared ranges are not
+        required (without them each column costs one count per candidate of
+        the public grid, 324,001, and a column with a small budget a second
+        pass). At ``epsilon=inf`` the exact extremes are merged likewise.
+
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or dask array/dataframe of shape (n_samples, n_features)
         y : None
             Ignored.
 
@@ -171,8 +201,12 @@ class PrivateMinMaxScaler(
         -------
         self
         """
-        X = validate_data(self, X, dtype=np.float64)
-        n, d = X.shape
+        on_dask = is_dask_collection(X)
+        if on_dask:  # blocks of whole rows; counted on the workers
+            n, d, X = dask_shape(self, X)
+        else:
+            X = validate_data(self, X, dtype=np.float64)
+            n, d = X.shape
         low, high = self._feature_range()
         lower = upper = None
         self.bounds_ = None
@@ -186,11 +220,14 @@ class PrivateMinMaxScaler(
             self.bounds_ = (lower, upper)
         self.n_samples_seen_ = n
         if math.isinf(self.epsilon):
+            extremes = functools.partial(_block_extremes, lower=lower, upper=upper)
+            if on_dask:
+                data_min, data_max = reduce_rows(X, extremes, _merge_extremes)
+            else:
+                data_min, data_max = extremes(X, validated=True)
             self.privacy_spent_ = record_spend(
                 PrivacyBudget(math.inf), type(self).__name__
             )
-            clipped = X if lower is None else np.clip(X, lower, upper)
-            data_min, data_max = clipped.min(axis=0), clipped.max(axis=0)
             self.privacy_result_ = None
         else:
             envelope = None

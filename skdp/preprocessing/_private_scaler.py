@@ -1,10 +1,12 @@
 """PrivateStandardScaler: per-feature means and variances in one private release."""
 
+import functools
 import math
 import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted
 
 from skdp._moments import MOMENT_WEIGHT, moment_sensitivity
@@ -12,6 +14,7 @@ from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.mechanisms import GaussianMechanism, LaplaceMechanism
 from skdp.utils import check_bounds, infer_bounds, noise_generator
 from skdp.utils.atomic_fit import atomic_fit
+from skdp.utils.dask_rows import dask_shape, is_dask_collection, reduce_rows
 from skdp.utils.sklearn_compat import (
     BOUNDS,
     RANDOM_STATE,
@@ -23,6 +26,7 @@ from skdp.utils.sklearn_compat import (
 
 __all__ = [
     "MOMENT_WEIGHT",
+    "Moments",
     "PrivateStandardScaler",
     "moment_sensitivity",
     "moment_statistics",
@@ -65,6 +69,63 @@ def _constant_features(var, mean, n):
     eps = np.finfo(np.float64).eps
     upper = n * eps * var + (n * mean * eps) ** 2
     return var <= upper
+
+
+class Moments:
+    """Mergeable moments of rows clipped to the declared ranges.
+
+    ``n`` rows; ``sums``: the released statistic of :func:`moment_statistics`
+    (None when not computed); ``mean`` and ``m2``: the exact mean and centred
+    sum of squares per feature (for ``epsilon=inf``; None otherwise). ``+``
+    merges disjoint rows: the sums add, the mean and ``m2`` by Chan, Golub &
+    LeVeque's pairwise update (numerically stable, like numpy's two passes).
+    """
+
+    __slots__ = ("n", "sums", "mean", "m2")
+
+    def __init__(self, n, sums=None, mean=None, m2=None):
+        self.n = n
+        self.sums = sums
+        self.mean = mean
+        self.m2 = m2
+
+    def __add__(self, other):
+        if other.n == 0:
+            return self
+        if self.n == 0:
+            return other
+        n = self.n + other.n
+        sums = None if self.sums is None else self.sums + other.sums
+        mean = m2 = None
+        if self.mean is not None:
+            delta = other.mean - self.mean
+            mean = self.mean + delta * (other.n / n)
+            if self.m2 is not None:
+                m2 = self.m2 + other.m2 + delta**2 * (self.n * other.n / n)
+        return Moments(n, sums, mean, m2)
+
+
+def _merge_moments(*parts):
+    return sum(parts[1:], parts[0])
+
+
+def _block_moments(X, *, lower, upper, with_std, exact, validated=False):
+    """:class:`Moments` of one block of rows (validated here unless told)."""
+    if not validated:
+        X = check_array(X, dtype=np.float64, ensure_min_samples=0)
+    n = X.shape[0]
+    if n == 0:
+        return Moments(0)
+    clipped = np.clip(X, lower, upper)
+    if not exact:
+        return Moments(
+            n, sums=moment_statistics(clipped, lower, upper, with_std=with_std)
+        )
+    mean = clipped.mean(axis=0)
+    m2 = None
+    if with_std:
+        m2 = clipped.var(axis=0) * n
+    return Moments(n, mean=mean, m2=m2)
 
 
 class PrivateStandardScaler(
@@ -259,9 +320,20 @@ class PrivateStandardScaler(
     def fit(self, X, y=None):
         """Release the means (and variances) of ``X``: spends ``(epsilon, delta)``.
 
+        **Dask input.** A dask array or dataframe ``X`` is never brought into
+        this process: each block of rows is validated, clipped to ``bounds_X``
+        and reduced to its sums on the workers, the sums are tree-merged there,
+        and only they (``2 * n_features`` numbers, plus the exact moments at
+        ``epsilon=inf``) come back for the one release, where the spend is
+        recorded. ``bounds_X`` must then be declared (ValueError otherwise:
+        reading them off the data would leak them). The fit equals the
+        in-memory fit on the same rows with the same ``random_state`` up to the
+        order of the float sums (see :func:`moment_statistics`). Dask is the
+        optional extra ``skdp[dask]``.
+
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or dask array/dataframe of shape (n_samples, n_features)
         y : None
             Ignored.
 
@@ -269,10 +341,20 @@ class PrivateStandardScaler(
         -------
         self
         """
-        X = validate_data(self, X, dtype=np.float64)
-        n, d = X.shape
+        private = not math.isinf(self.epsilon)
+        on_dask = is_dask_collection(X)
+        if on_dask:
+            n, d, X = dask_shape(self, X)
+        else:
+            X = validate_data(self, X, dtype=np.float64)
+            n, d = X.shape
         rng = noise_generator(self.random_state)
         if self.bounds_X is None:
+            if on_dask:
+                raise ValueError(
+                    "PrivateStandardScaler on dask input needs declared bounds_X: "
+                    "reading the ranges off the data would leak them."
+                )
             lower, upper = infer_bounds(X, name="bounds_X")
         else:
             lower, upper = check_bounds(
@@ -284,29 +366,36 @@ class PrivateStandardScaler(
         centre, half = (lower + upper) / 2, (upper - lower) / 2
         self.bounds_ = (lower, upper)
         self.n_samples_seen_ = n
-        private = not math.isinf(self.epsilon)
         mech = self._mechanism(half) if self._releases and private else None
         self.sensitivity_ = 0.0 if mech is None else mech.sensitivity
         self.noise_scale_ = 0.0 if mech is None else _noise_scale(mech)
-        # every input and parameter is validated: record the spend (a refused
-        # spend stops the release before any noise is drawn), then draw
-        if self._releases:
-            self.privacy_spent_ = record_spend(
-                self._spend, type(self).__name__, mechanism=mech
-            )
-        else:
-            self.privacy_spent_ = self._spend
         self.variance_floor_ = np.zeros(d)
         if not self._releases:
+            self.privacy_spent_ = self._spend
             self.mean_ = self.var_ = self.scale_ = None
             return self
-        clipped = np.clip(X, lower, upper)
-        if not private:
-            mean = clipped.mean(axis=0)
-            var = clipped.var(axis=0) if self.with_std else None
+        # the statistics first (on dask: on the workers, where a bad block
+        # fails before anything is spent), then the spend (a refused spend
+        # stops the release before any noise is drawn), then the draws
+        reduce_block = functools.partial(
+            _block_moments,
+            lower=lower,
+            upper=upper,
+            with_std=self.with_std,
+            exact=not private,
+        )
+        if on_dask:
+            moments = reduce_rows(X, reduce_block, _merge_moments)
         else:
-            stats = moment_statistics(clipped, lower, upper, with_std=self.with_std)
-            noisy = mech.randomize(stats, random_state=rng)
+            moments = reduce_block(X, validated=True)
+        self.privacy_spent_ = record_spend(
+            self._spend, type(self).__name__, mechanism=mech
+        )
+        if not private:
+            mean = moments.mean
+            var = moments.m2 / n if self.with_std else None
+        else:
+            noisy = mech.randomize(moments.sums, random_state=rng)
             m = np.clip(noisy[:d] / n, -1.0, 1.0)
             m[half == 0] = 0.0
             mean = centre + half * m
