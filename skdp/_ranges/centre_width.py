@@ -19,11 +19,19 @@ and the pair above.
 
 import numpy as np
 
+from skdp._ranges.cells import (
+    categorical,
+    cell_log_mass,
+    draw_in_cells,
+    grid_cells,
+    rank_distance,
+)
 from skdp._ranges.ranks import quantile_distance
 
 __all__ = [
     "WIDTH_FENCE",
     "centre_log_probabilities",
+    "centre_width_cells",
     "centre_width_range",
     "width_candidates",
     "width_log_probabilities",
@@ -78,4 +86,47 @@ def centre_width_range(x, epsilon, grid, log_weight, rng):
     widths, width_log_weight = width_candidates(grid, log_weight)
     log_p = width_log_probabilities(sorted_x, centre, epsilon, widths, width_log_weight)
     width = float(widths[np.argmax(log_p + rng.gumbel(size=log_p.size))])
+    return centre - WIDTH_FENCE * width, centre + WIDTH_FENCE * width
+
+
+def _draw_on_cells(S, target, scale, grid, log_weight, prefix, rng):
+    """Per column of the sorted ``S`` (n, k): a candidate index drawn with
+    ``P(g) ∝ mu_g exp(-scale d(g))``, ``d`` the rank distance of ``g`` from
+    rank ``target`` (per column), on cells (:mod:`skdp._ranges.cells`)."""
+    lo, hi, below, upto = grid_cells(S, grid)
+    keep = (hi > lo).any(axis=0)
+    lo, hi, below, upto = lo[:, keep], hi[:, keep], below[:, keep], upto[:, keep]
+    logits = cell_log_mass(lo, hi, log_weight, prefix) - scale[:, None] * (
+        rank_distance(below, upto, target[:, None])
+    )
+    c = categorical(logits, rng)
+    rows = np.arange(S.shape[1])
+    return draw_in_cells(lo[rows, c], hi[rows, c], prefix, rng)
+
+
+def centre_width_cells(S, epsilon, grid, log_weight, prefix, zero, rng):
+    """:func:`centre_width_range` of every column of the sorted ``S`` (n, k)
+    at once, ``epsilon`` per column: the same two exponential mechanisms,
+    drawn on cells. ``prefix``: :func:`~skdp._ranges.cells.prefix_mass` of
+    ``log_weight``; ``zero``: the index of 0 in ``grid`` (the widths are
+    ``grid[zero:]``)."""
+    n, k = S.shape
+    epsilon = np.asarray(epsilon, dtype=np.float64)
+    half_n = np.full(k, 0.5 * n)
+    c = _draw_on_cells(
+        S, half_n, 0.5 * CENTRE_SHARE * epsilon, grid, log_weight, prefix, rng
+    )
+    centre = grid[c]
+    R = np.sort(np.abs(S - centre), axis=0)
+    widths, width_log_weight = grid[zero:], log_weight[zero:]
+    w = _draw_on_cells(
+        R,
+        np.full(k, HALF_FRACTION * n),
+        0.5 * (1.0 - CENTRE_SHARE) * epsilon,
+        widths,
+        width_log_weight,
+        prefix[zero:],  # only differences of it are used
+        rng,
+    )
+    width = widths[w]
     return centre - WIDTH_FENCE * width, centre + WIDTH_FENCE * width

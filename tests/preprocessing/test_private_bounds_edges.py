@@ -352,13 +352,13 @@ def test_keep_the_envelope_score_is_exact_where_rows_are_clipped(monkeypatch):
     )
     monkeypatch.setattr(pb, "looseness_test", lambda *a: (1.0, True))
     seen = []
-    draw = pb.sample_quantile_pair
+    draw = pb._pair_cells
 
-    def spy(d_low, d_high, epsilon, log_weight, rng, fallback_score=None):
-        seen.append((epsilon, fallback_score))
-        return draw(d_low, d_high, epsilon, log_weight, rng, fallback_score)
+    def spy(S, epsilon, q, grid, log_weight, prefix, rng, fallback=None):
+        seen.append((float(epsilon[0]), fallback))
+        return draw(S, epsilon, q, grid, log_weight, prefix, rng, fallback)
 
-    monkeypatch.setattr(pb, "sample_quantile_pair", spy)
+    monkeypatch.setattr(pb, "_pair_cells", spy)
     pb.private_bounds(x[:, None], epsilon=10.0, envelope={0: (0, 10)}, random_state=0)
     clipped = np.clip(x, 0.0, 10.0)
     q = 0.25
@@ -366,14 +366,13 @@ def test_keep_the_envelope_score_is_exact_where_rows_are_clipped(monkeypatch):
         _rank_distance(clipped, 0.0, q), _rank_distance(clipped, 10.0, 1 - q)
     )
     assert expected == -3.0
-    [(epsilon, score)] = seen
+    [(epsilon, fallback)] = seen
     assert epsilon == pytest.approx(10.0 - TEST_N_EPSILON / 20, rel=1e-12)
     assert pb.quantile_level(20, epsilon) == q
-    assert score == expected
-    # and its weight: FALLBACK_WEIGHT times the pairs' base mass, eps * u / 2
+    # its weight: FALLBACK_WEIGHT times the pairs' base mass, eps * u / 2
     grid, log_weight = pb.envelope_grid(0.0, 10.0)
     total_mass = np.logaddexp.reduce(log_weight)
-    assert pb._fallback_log_weight(log_weight, epsilon, score) == pytest.approx(
+    assert fallback[0] == pytest.approx(
         np.log(10.0) + 2 * total_mass + 0.5 * epsilon * expected, rel=1e-12
     )
 
