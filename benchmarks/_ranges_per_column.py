@@ -7,7 +7,7 @@ them on cells, many columns at once); open-grid columns only."""
 import numpy as np
 
 from skdp._ranges.centre_width import centre_width_range
-from skdp._ranges.private_bounds import (
+from skdp._ranges.grid import (
     CENTRE_WIDTH_BELOW,
     _positive_width,
     candidate_grid,

@@ -401,8 +401,22 @@ class FMRegressorMixin(RegressorMixin):
         return np.asarray(y, dtype=np.float64)
 
     def predict(self, X):
-        """Predict ``X @ coef_ + intercept_``."""
-        return self._linear_predict(X)
+        """Predict ``X @ coef_ + intercept_``, clipped to the label range
+        ``bounds_y_`` (declared or released).
+
+        The model is fitted on labels clipped to that range, so a prediction
+        beyond it is an extrapolation the fit never saw, and clipping it
+        (post-processing, no privacy cost) can only bring it nearer to every
+        label the range holds: at most the range's width from any of them. A
+        noisy model far off (the released label range too wide, or a small
+        ``n * epsilon``) then predicts inside the labels' range instead of
+        values orders of magnitude away.
+        """
+        z = self._linear_predict(X)
+        bounds = self.__dict__.get("bounds_y_")
+        if bounds is None:
+            return z
+        return np.clip(z, *bounds)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

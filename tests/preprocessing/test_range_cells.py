@@ -14,13 +14,13 @@ from skdp._ranges.cells import (
     rank_distance,
 )
 from skdp._ranges.centre_width import WIDTH_FENCE, centre_width_cells
-from skdp._ranges.private_bounds import (
+from skdp._ranges.column_draws import _pair_cells
+from skdp._ranges.grid import (
     _fallback_log_weight,
-    _pair_cells,
     candidate_grid,
     pair_log_probabilities,
-    quantile_distance,
 )
+from skdp._ranges.ranks import quantile_distance
 from skdp.preprocessing import private_bounds
 from tests.preprocessing.test_centre_width import _joint_log_probabilities
 from tests.preprocessing.test_private_bounds import SMALL_GRID, SMALL_LOGW, VALUES
@@ -165,9 +165,9 @@ def test_centre_width_on_cells_draws_the_exact_joint_law():
 def test_wide_releases_are_chunked_and_reproducible(monkeypatch):
     """Columns split over several chunks give ranges of the right kind, the
     same for the same seed."""
-    import skdp._ranges.private_bounds as pb
+    import skdp._ranges.column_draws as draws
 
-    monkeypatch.setattr(pb, "CHUNK_CELLS", 2 * (2 * 300 + 1))  # 2 columns a chunk
+    monkeypatch.setattr(draws, "CHUNK_CELLS", 2 * (2 * 300 + 1))  # 2 columns a chunk
     X = np.random.default_rng(0).normal(50, 10, (300, 7))
     a = private_bounds(X, epsilon=7 * 2.0, random_state=0)  # n eps_c = 600
     b = private_bounds(X, epsilon=7 * 2.0, random_state=0)
