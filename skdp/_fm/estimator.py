@@ -323,7 +323,9 @@ class FMDomainMixin:
         """The domain in the user's units (``bounds_``, ``bounds_y_``) and the
         public shift the fit worked in (``offset_X_``, ``offset_y_``)."""
         shift = 0.0 if domain.x_offset is None else domain.x_offset
-        if domain.has_box:
+        if domain.user_box is not None:
+            self.bounds_ = tuple(np.array(b, dtype=np.float64) for b in domain.user_box)
+        elif domain.has_box:
             self.bounds_ = (domain.lower + shift, domain.upper + shift)
         else:
             self.bounds_ = None
@@ -334,6 +336,7 @@ class FMDomainMixin:
         if self._centre_domain:
             self.offset_X_ = domain.x_offset
             self.offset_y_ = domain.y_offset
+            self.scale_X_ = domain.x_scale
 
     def _build_domain(self, X, y):
         """The domain for a fit on ``(X, y)`` (inferring what is undeclared, with

@@ -162,7 +162,7 @@ class OPLogisticRegression(
         The output perturbation (Gaussian std, or pure rate).
     privacy_event_ : ObjectivePerturbationEvent or None
         What the release is, for a PLD accountant (``delta > 0``).
-    bounds_, data_norm_, intercept_scaling_, offset_X_, offset_y_ :
+    bounds_, data_norm_, intercept_scaling_, offset_X_, offset_y_, scale_X_ :
         The domain the fit worked in, as in :class:`FMLogisticRegression`.
     n_features_in_ : int
     feature_names_in_ : ndarray of str

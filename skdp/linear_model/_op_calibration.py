@@ -301,7 +301,9 @@ def noise_delta(problem, epsilon, delta, lam="auto"):
     if not delta > 0 or math.isinf(epsilon):
         return delta
     if lam == "auto":
-        gauss = risk_proxy(problem, epsilon, delta, choose_lambda(problem, epsilon, delta))
+        gauss = risk_proxy(
+            problem, epsilon, delta, choose_lambda(problem, epsilon, delta)
+        )
         pure = risk_proxy(problem, epsilon, 0.0, choose_lambda(problem, epsilon, 0.0))
     else:
         lam = float(lam)

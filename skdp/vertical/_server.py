@@ -99,7 +99,8 @@ class ServerRole(Role):
     budget : {"top-down", "bottom-up"}
         Bottom-up: the parties' budgets arrive in their declarations.
     linear_weight : "auto" or float
-    postprocessing : {"ridge", "trim", "none"}
+    postprocessing : {"eb", "ridge", "trim", "none"}
+        ``"eb"`` for least squares only, as centrally.
     backend : {"plaintext", "bfv"}
     noise_generation : {"threshold", "distributed", "dealer"}
         ``"dealer"`` needs a :class:`~skdp.vertical._dealer.DealerRole` in the run.
@@ -132,8 +133,8 @@ class ServerRole(Role):
         ``linear_weight``, ``objective``, ``partition``, ``label_party``,
         ``n_samples``, ``domain`` (the declared ``lower``, ``upper``,
         ``data_norm``, ``y_bounds`` in the user's units; ``fit_intercept``; the
-        ``intercept_scaling``, ``x_offset`` and ``y_offset`` of the centred
-        domain the fit worked in). ``coef`` and ``intercept`` are in the
+        ``intercept_scaling``, ``x_offset``, ``x_scale`` and ``y_offset`` of
+        the centred domain the fit worked in). ``coef`` and ``intercept`` are in the
         user's units.
     """
 
@@ -341,11 +342,14 @@ class ServerRole(Role):
     def _domain_slice(self, k):
         """Party k's part of the domain the fit works in (see PartyRole)."""
         domain, cols = self.plan.domain, self.partition[k]
-        offset = np.zeros(len(cols))
+        offset, scale = np.zeros(len(cols)), np.ones(len(cols))
         if domain.x_offset is not None:
             offset = domain.x_offset[cols]
+        if domain.x_scale is not None:
+            scale = domain.x_scale[cols]
         out = {
             "x_offset": offset,
+            "x_scale": scale,
             "lower": None if domain.lower is None else domain.lower[cols],
             "upper": None if domain.upper is None else domain.upper[cols],
             "data_norm": domain.data_norm,
@@ -533,6 +537,7 @@ class ServerRole(Role):
                 "fit_intercept": domain.fit_intercept,
                 "intercept_scaling": float(domain.intercept_scaling),
                 "x_offset": domain.x_offset,
+                "x_scale": domain.x_scale,
                 "y_offset": float(domain.y_offset),
             },
         }
