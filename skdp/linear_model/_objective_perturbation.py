@@ -119,8 +119,11 @@ class OPLogisticRegression(
         :class:`~skdp.exceptions.PrivacyLeakWarning`.
     alpha : "auto" or float, default="auto"
         The ridge ``lambda`` of the perturbed objective (on the summed loss;
-        the intercept coordinate included). ``"auto"`` chooses it from public
-        quantities only (see Notes, **Choosing lambda**).
+        the intercept coordinate included), on the coordinates the fit works
+        in: a box declared alone is centred and mapped to ``[-1, 1]``
+        (``scale_X_``), so a given ``alpha`` acts as on columns mapped by
+        hand. ``"auto"`` chooses it from public quantities only (see Notes,
+        **Choosing lambda**).
     noise : {"auto", "gaussian", "pure"}, default="auto"
         The objective noise under ``delta > 0``: ``"auto"`` draws the one
         with the smaller risk proxy (Notes, **Noise under delta > 0**),

@@ -99,8 +99,9 @@ class ServerRole(Role):
     budget : {"top-down", "bottom-up"}
         Bottom-up: the parties' budgets arrive in their declarations.
     linear_weight : "auto" or float
-    postprocessing : {"eb", "ridge", "trim", "none"}
-        ``"eb"`` for least squares only, as centrally.
+    postprocessing : {"eb", "ridge", "trim", "none"} or None
+        ``"eb"`` for least squares only, as centrally. None: the estimators'
+        default, ``"eb"`` for least squares, ``"ridge"`` otherwise.
     backend : {"plaintext", "bfv"}
     noise_generation : {"threshold", "distributed", "dealer"}
         ``"dealer"`` needs a :class:`~skdp.vertical._dealer.DealerRole` in the run.
@@ -153,7 +154,7 @@ class ServerRole(Role):
         mechanism="laplace",
         budget="top-down",
         linear_weight="auto",
-        postprocessing="ridge",
+        postprocessing=None,
         backend="plaintext",
         noise_generation="threshold",
         n_classes=2,
@@ -180,6 +181,8 @@ class ServerRole(Role):
         self.fit_intercept = bool(fit_intercept)
         self.epsilon, self.delta = epsilon, delta
         self.mechanism, self.budget = mechanism, budget
+        if postprocessing is None:  # the estimators' defaults
+            postprocessing = "eb" if objective == "squared" else "ridge"
         self.linear_weight, self.postprocessing = linear_weight, postprocessing
         self.backend_name, self.noise_generation = backend, noise_generation
         check_public_parameters(
