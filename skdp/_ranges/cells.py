@@ -41,6 +41,7 @@ __all__ = [
     "cell_log_mass",
     "draw_in_cells",
     "grid_cells",
+    "pack_cells",
     "prefix_mass",
     "rank_distance",
     "sample_pair_cells",
@@ -103,6 +104,28 @@ def grid_cells(sorted_columns, grid):
     upto[:, 1::2] = ends
     below[:, 2::2] = upto[:, 2::2] = rows  # strictly above x_(t)
     return bounds[:, :-1], bounds[:, 1:], below, upto
+
+
+def pack_cells(lo, hi, below, upto):
+    """The non-empty cells of every row moved to the front, in order, and
+    the rows cut to the most any row has (the others padded with empty
+    cells, which no draw can choose). The draws only see the cells' masses
+    and counts, so this changes nothing but the work: a column of ``n``
+    rows has ``2 n + 1`` cells, of which those holding a candidate are often
+    far fewer (about a fifth for 10,000 rows of a normal column)."""
+    nonempty = hi > lo
+    counts = nonempty.sum(axis=1)
+    width = max(int(counts.max()), 1)
+    if width == lo.shape[1]:
+        return lo, hi, below, upto
+    rows, cols = np.nonzero(nonempty)
+    dest = np.cumsum(nonempty, axis=1)[rows, cols] - 1
+    out = []
+    for a in (lo, hi, below, upto):
+        packed = np.zeros((lo.shape[0], width), dtype=a.dtype)
+        packed[rows, dest] = a[rows, cols]
+        out.append(packed)
+    return tuple(out)
 
 
 def rank_distance(below, upto, target):

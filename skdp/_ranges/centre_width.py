@@ -13,8 +13,10 @@ draws more than 30 times too wide or covering under half the rows: 4% at
 (55%, pair 88%), and at 180 they are even (4%, pair 3%). The price: a
 symmetric range, which clips more of a skewed column's long side, and a
 width that collapses when a value holds nearly half the rows (hours worked:
-47% at 40). ``private_bounds`` uses it below ``CENTRE_WIDTH_BELOW`` = 160
-and the pair above.
+47% at 40). ``private_bounds`` uses it below ``CENTRE_WIDTH_BELOW`` = 256
+(it was 160; below 256 the pair's failure bound is vacuous or weak, the
+median and half-width's is not: :mod:`~skdp._ranges.reliability`) and the
+pair above; it refuses below ``min_n_epsilon(n)`` (about 140-160).
 """
 
 import numpy as np
@@ -24,6 +26,7 @@ from skdp._ranges.cells import (
     cell_log_mass,
     draw_in_cells,
     grid_cells,
+    pack_cells,
     rank_distance,
 )
 from skdp._ranges.ranks import quantile_distance
@@ -93,9 +96,7 @@ def _draw_on_cells(S, target, scale, grid, log_weight, prefix, rng):
     """Per column of the sorted ``S`` (n, k): a candidate index drawn with
     ``P(g) ∝ mu_g exp(-scale d(g))``, ``d`` the rank distance of ``g`` from
     rank ``target`` (per column), on cells (:mod:`skdp._ranges.cells`)."""
-    lo, hi, below, upto = grid_cells(S, grid)
-    keep = (hi > lo).any(axis=0)
-    lo, hi, below, upto = lo[:, keep], hi[:, keep], below[:, keep], upto[:, keep]
+    lo, hi, below, upto = pack_cells(*grid_cells(S, grid))
     logits = cell_log_mass(lo, hi, log_weight, prefix) - scale[:, None] * (
         rank_distance(below, upto, target[:, None])
     )

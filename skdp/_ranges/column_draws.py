@@ -13,6 +13,7 @@ from skdp._ranges.cells import (
     cell_log_mass,
     draw_in_cells,
     grid_cells,
+    pack_cells,
     prefix_mass,
     rank_distance,
     sample_pair_cells,
@@ -51,22 +52,13 @@ def _grid_and_prefix():
     return grid, log_weight, prefix, int(np.searchsorted(grid, 0.0))
 
 
-def _compact(nonempty, *arrays):
-    """The cells (columns of the ``(k, C)`` arrays) non-empty in some row."""
-    keep = nonempty.any(axis=0)
-    if keep.all():
-        return arrays
-    return tuple(a[:, keep] for a in arrays)
-
-
 def _pair_cells(S, epsilon, q, grid, log_weight, prefix, rng, fallback=None):
     """One quantile-pair draw per column of the sorted ``S`` (n, k): the grid
     indices ``(a, b)`` of its ends (unordered) and whether the draw kept the
     envelope (``fallback``: the envelope's log-weight per column, or None).
     ``epsilon`` and ``q`` per column, finite."""
     n, k = S.shape
-    lo, hi, below, upto = grid_cells(S, grid)
-    lo, hi, below, upto = _compact(hi > lo, lo, hi, below, upto)
+    lo, hi, below, upto = pack_cells(*grid_cells(S, grid))
     log_mass = cell_log_mass(lo, hi, log_weight, prefix)
     half = 0.5 * epsilon[:, None]
     la = -half * rank_distance(below, upto, (q * n)[:, None])
