@@ -14,8 +14,9 @@ OLS's, median over seeds, for
   ``bounds_X="private"``, ``bounds_y="private"`` (the default 20% of eps, half
   of it for the label), the indicator, one-hot and ordinal columns given by
   ``public_bounds`` (their range is the schema); a column whose part gives
-  ``n * eps`` below 160 gets a median and half-width instead of a quantile
-  pair;
+  ``n * eps`` below 256 gets a median and half-width instead of a quantile
+  pair, and below the refusal threshold (about 140-160) the fit refuses
+  (issue 35): such cells show ``nan`` (refused, nothing spent);
 - **FM tightened**: the documentation's ranges as a loose public envelope
   (``tighten_bounds=True``, at most the same 20% of eps, equal shares): each
   numeric column's and the label's range released inside its declared one
@@ -98,6 +99,17 @@ def _quiet(fn, *args):
         return fn(*args)
 
 
+def _refused(fit, *args):
+    """The fitted estimator, or None where its private ranges refuse (issue
+    35: ``n * eps`` per range below the threshold; nothing is spent)."""
+    try:
+        return _quiet(fit, *args)
+    except ValueError as exc:
+        if "Private ranges need" not in str(exc):
+            raise
+        return None
+
+
 def _split(task, seed, quick):
     idx = np.arange(task.X.shape[0])
     tr, te = train_test_split(idx, test_size=0.3, random_state=seed)
@@ -142,7 +154,8 @@ def _regression_cell(task, tr, te, eps, seed):
         bounds_y="private",
         public_bounds=_public(task),
     )
-    out["FM private"] = mse(_quiet(private.fit, Xr[tr], ytr), Xr)
+    fitted = _refused(private.fit, Xr[tr], ytr)
+    out["FM private"] = math.nan if fitted is None else mse(fitted, Xr)
     tightened = FMLinearRegression(
         **common,
         **declared,
@@ -192,7 +205,11 @@ def _binary_cell(task, tr, te, eps, seed):
     )
     return {
         "FM declared": declared.fit(X[tr], y[tr]).score(X[te], y[te]),
-        "FM private": _quiet(private.fit, Xr[tr], y[tr]).score(Xr[te], y[te]),
+        "FM private": (
+            math.nan
+            if (fitted := _refused(private.fit, Xr[tr], y[tr])) is None
+            else fitted.score(Xr[te], y[te])
+        ),
         "FM tightened": tightened.fit(X[tr], y[tr]).score(X[te], y[te]),
     }
 
@@ -390,6 +407,9 @@ def private_checks(results):
             ]
             for key in ("FM private", "FM tightened"):
                 pri = np.asarray(m[key])
+                if np.all(np.isnan(pri)):  # the private ranges refused
+                    row += ["refused", "holds"]
+                    continue
                 if reg:
                     value = float(np.median(pri / base) / np.median(dec / base))
                     ok = value <= 1.10

@@ -20,6 +20,12 @@ same run:
 2. Dask: ``fit`` on 1,000 one-row blocks with the threaded scheduler and on a
    ``LocalCluster`` of two worker processes (full mode).
 3. The fixed cost of ``statistics()`` on a one-row block.
+4. Private ranges (``bounds_X="private"``; issue 35): ``private_bounds`` on
+   d = 2,000 columns, drawn on cells many columns at once, against the
+   release as it was before (one column at a time over all 324,001
+   candidates, ``_ranges_per_column.py``), in the same run. Quick mode times
+   the old release on 100 of the columns and scales it to 2,000 (its cost is
+   the same for every column); full mode times all 2,000.
 
 Times are **CPU seconds** (``time.process_time``: every thread of this process,
 so BLAS threads count, spinning or not), the best of 3 rounds (of 1 at n = 10^7)
@@ -300,6 +306,52 @@ def fixed_overhead():
     )
 
 
+def private_range_times(quick):
+    """CPU seconds of d = 2,000 private ranges: now (cells, vectorised) and
+    before (per column), in the same run."""
+    from _ranges_per_column import per_column_ranges
+
+    from skdp.preprocessing import private_bounds
+
+    d = 2000
+    rows = []
+    for n in (1000, 10_000):
+        rng = np.random.default_rng(0)
+        # columns of different magnitudes, spreads and shapes
+        scale = 10.0 ** rng.uniform(-2, 4, d)
+        X = rng.normal(0.0, 1.0, (n, d)) * scale + scale * rng.uniform(0, 5, d)
+        X[:, ::3] = np.round(np.abs(X[:, ::3]))  # counts: ties, on the grid
+        for n_eps in (200.0, 1000.0):  # per column: median-width, pair
+            epsilon = n_eps * d / n
+            start = time.process_time()
+            private_bounds(X, epsilon=epsilon, random_state=0)
+            now = time.process_time() - start
+            m = 100 if quick else d
+            start = time.process_time()
+            per_column_ranges(X[:, :m], epsilon * m / d, np.random.default_rng(0))
+            before = (time.process_time() - start) * d / m
+            note = "" if m == d else f" (100 columns x {d // m})"
+            rows.append(
+                [
+                    f"{n:,}",
+                    f"{n_eps:g}",
+                    f"{before:.1f}{note}",
+                    f"{now:.2f}",
+                    f"{before / now:.0f}x",
+                ]
+            )
+    return (
+        f"### 4. Private ranges: d = {d:,} columns (CPU s, one run; "
+        f"{'quick' if quick else 'full'} mode)\n\n"
+        + markdown_table(
+            ["n", "n eps per column", "before (per column)", "now (cells)", "speed-up"],
+            rows,
+        )
+        + "\n\nIssue 35 target: d = 2,000 private ranges in under 5 s. n eps per "
+        "column 200 draws a median and half-width, 1,000 a quantile pair."
+    )
+
+
 def _plot(out_dir, results):
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -357,6 +409,7 @@ def main(quick=True, out_dir="benchmarks/results"):
     parts.append(text)
     parts.append(dask_blocks(quick))
     parts.append(fixed_overhead())
+    parts.append(private_range_times(quick))
     load = os.getloadavg()
     parts.append(
         f"Load average at the end {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}. "
@@ -366,4 +419,10 @@ def main(quick=True, out_dir="benchmarks/results"):
 
 
 if __name__ == "__main__":
-    cli(main)
+    if "--ranges-only" in sys.argv:  # section 4 alone
+        sys.argv.remove("--ranges-only")
+        quick = "--full" not in sys.argv
+        print(f"{machine_description()}; load average {os.getloadavg()[0]:.1f}\n")
+        print(private_range_times(quick))
+    else:
+        cli(main)

@@ -15,7 +15,9 @@ def _box_scaling(lower, upper):
     return scaling if scaling > 0 else 1.0
 
 
-def centred_domain(domain, objective, mechanism="laplace", linear_weight="auto"):
+def centred_domain(
+    domain, objective, mechanism="laplace", linear_weight="auto", scale=None
+):
     """The domain a fit works in: ``domain`` centred where that is free and helps.
 
     Parameters
@@ -25,6 +27,10 @@ def centred_domain(domain, objective, mechanism="laplace", linear_weight="auto")
     objective : {"squared", "logistic_taylor", "multinomial_taylor"}
     mechanism, linear_weight
         Only used to cost a box declared with a norm (or ``max_nonzero``).
+    scale : bool or None
+        Whether a centred box is also mapped to ``[-1, 1]`` (``x_scale``, the
+        half-widths). None: when the box is declared alone (a norm bound is
+        in the user's units and would not survive the scale).
 
     Returns
     -------
@@ -32,12 +38,14 @@ def centred_domain(domain, objective, mechanism="laplace", linear_weight="auto")
         ``domain`` itself without an intercept (or if already shifted).
         Otherwise labels of the ``"squared"`` objective are shifted by the
         midpoint of ``y_bounds``, and a declared box by its midpoints; a box
-        declared alone becomes the centred box (``intercept_scaling`` its largest
-        absolute bound). A norm ball or ``max_nonzero`` is centred at 0 and does
-        not survive the shift: of the declared description and the centred box
-        alone (both valid descriptions of the data) the one with the smaller
-        :func:`~skdp._fm.sensitivity.release_cost` is kept. The choice uses only
-        the declaration and the parameters, never the data.
+        declared alone becomes the centred box mapped to ``[-1, 1]`` (each
+        feature divided by its half-width, ``x_scale``; ``intercept_scaling``
+        1), so that the fit is the one on the columns mapped by hand. A norm
+        ball or ``max_nonzero`` is centred at 0 and does not survive the shift:
+        of the declared description and the centred box alone (both valid
+        descriptions of the data) the one with the smaller
+        :func:`~skdp._fm.sensitivity.release_cost` is kept. The choice uses
+        only the declaration and the parameters, never the data.
 
     Notes
     -----
@@ -59,7 +67,16 @@ def centred_domain(domain, objective, mechanism="laplace", linear_weight="auto")
         return declared
     lower, upper = domain.lower, domain.upper
     mid = 0.5 * (lower + upper)
-    lower, upper = lower - mid, upper - mid
+    if scale is None:
+        scale = domain.data_norm is None and domain.max_nonzero is None
+    half = 0.5 * (upper - lower)
+    x_scale = None
+    if scale and np.all(half > 0) and np.any(half != 1):
+        # the box mapped to [-1, 1]: (x - mid) / half
+        x_scale = half
+        lower, upper = -np.ones_like(half), np.ones_like(half)
+    else:
+        lower, upper = lower - mid, upper - mid
     centred = DataDomain(
         n_features=domain.n_features,
         lower=lower,
@@ -69,6 +86,8 @@ def centred_domain(domain, objective, mechanism="laplace", linear_weight="auto")
         intercept_scaling=_box_scaling(lower, upper),
         x_offset=mid if np.any(mid != 0) else None,
         y_offset=y_offset,
+        x_scale=x_scale,
+        user_box=(domain.lower, domain.upper),
     )
     if domain.data_norm is None and domain.max_nonzero is None:
         return centred

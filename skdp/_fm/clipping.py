@@ -25,6 +25,8 @@ def clip_features(X, domain):
     X = np.asarray(X, dtype=np.float64)
     if domain.x_offset is not None:
         X = X - domain.x_offset  # the public shift (a copy)
+    if domain.x_scale is not None:
+        X = X / domain.x_scale  # the public scale (a copy)
     k = domain.max_nonzero
     if k is not None and k < X.shape[1]:
         small = np.argpartition(np.abs(X), X.shape[1] - k, axis=1)[:, :-k]
@@ -49,7 +51,8 @@ def clip_labels(y, objective, domain):
 def clip_to_domain(X, y, objective, domain):
     """Copies of ``X`` and ``y`` clipped to the declared domain (inputs untouched).
 
-    In order: the public shift (``x_offset``, ``y_offset``) is subtracted, the
+    In order: the public shift (``x_offset``, ``y_offset``) is subtracted and
+    the rows divided by ``x_scale``, the
     ``max_nonzero`` largest-magnitude entries of each row are kept,
     the box is applied, rows are scaled down to ``data_norm``; labels of the
     ``"squared"`` objective are clipped to ``y_bounds``.

@@ -78,6 +78,13 @@ class DataDomain:
         A public shift: a user's row ``x`` enters the objective as
         ``x - x_offset``, and everything above (box, norm) describes the shifted
         rows. None means no shift.
+    x_scale : array-like of shape (d,) or None
+        A public scale (positive): a user's row enters as ``(x - x_offset) /
+        x_scale`` (the box then describes the scaled rows). None: no scale.
+    user_box : (ndarray, ndarray) or None
+        The declared box in the user's units, for reporting (``bounds_``)
+        when the box above is shifted and scaled; not part of the domain's
+        identity.
     y_offset : float
         The same for labels of the ``"squared"`` objective: ``y - y_offset``
         lies in ``y_bounds``.
@@ -99,6 +106,14 @@ class DataDomain:
     (public, data-independent: no privacy cost), which shrinks every
     ``max |x_j|`` from ``max(|l_j|, |u_j|)`` to ``(u_j - l_j) / 2`` and
     ``max |y|`` likewise, hence the sensitivity whenever a range excludes 0.
+
+    **Scaling.** A box declared alone is also mapped to ``[-1, 1]``: every
+    row enters as ``(x - m) / h`` with ``h`` the half-widths (``x_scale``), a
+    public per-feature map, so the model ``((x - m) / h)^T w' + b`` is ``x^T
+    w + b`` with ``w = w' / h``. It gives every feature the same part of the
+    sensitivity, so a feature with a wide range does not drown the others in
+    noise, and the fit is bit for bit the one on the columns mapped to
+    ``[-1, 1]`` by hand (up to the float grid of the map back).
     """
 
     n_features: int
@@ -111,6 +126,8 @@ class DataDomain:
     max_nonzero: int | None = None
     x_offset: np.ndarray | None = None
     y_offset: float = 0.0
+    x_scale: np.ndarray | None = None
+    user_box: tuple | None = field(default=None, compare=False, repr=False)
     _m: np.ndarray = field(init=False, repr=False, compare=False)
     _lo: np.ndarray = field(init=False, repr=False, compare=False)
     _hi: np.ndarray = field(init=False, repr=False, compare=False)
@@ -166,6 +183,11 @@ class DataDomain:
             if not np.all(np.isfinite(offset)):
                 raise ValueError("x_offset must be finite.")
             object.__setattr__(self, "x_offset", offset)
+        if self.x_scale is not None:
+            scale = np.broadcast_to(np.asarray(self.x_scale, float), (d,)).copy()
+            if not np.all(np.isfinite(scale) & (scale > 0)):
+                raise ValueError("x_scale must be finite and positive.")
+            object.__setattr__(self, "x_scale", scale)
         if not np.isfinite(self.y_offset):
             raise ValueError("y_offset must be finite.")
         object.__setattr__(self, "y_offset", float(self.y_offset))
@@ -180,15 +202,23 @@ class DataDomain:
 
     @property
     def is_shifted(self):
-        """True if rows or labels are shifted (:attr:`x_offset`, :attr:`y_offset`)."""
-        return self.x_offset is not None or self.y_offset != 0.0
+        """True if rows or labels are shifted or scaled (:attr:`x_offset`,
+        :attr:`x_scale`, :attr:`y_offset`)."""
+        return (
+            self.x_offset is not None
+            or self.x_scale is not None
+            or self.y_offset != 0.0
+        )
 
     def to_user_units(self, coef, intercept):
         """``(coef, intercept)`` of the shifted model mapped to the user's units.
 
         ``coef`` of shape (d,) or (k, d) (one row per output), ``intercept`` a
-        float or shape (k,): ``intercept + y_offset - coef @ x_offset``.
+        float or shape (k,): ``coef / x_scale`` and ``intercept + y_offset -
+        coef @ x_offset`` (with the mapped ``coef``).
         """
+        if self.x_scale is not None:
+            coef = np.asarray(coef) / self.x_scale
         intercept = intercept + self.y_offset
         if self.x_offset is not None:
             intercept = intercept - np.asarray(coef) @ self.x_offset

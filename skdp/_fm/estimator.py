@@ -323,7 +323,9 @@ class FMDomainMixin:
         """The domain in the user's units (``bounds_``, ``bounds_y_``) and the
         public shift the fit worked in (``offset_X_``, ``offset_y_``)."""
         shift = 0.0 if domain.x_offset is None else domain.x_offset
-        if domain.has_box:
+        if domain.user_box is not None:
+            self.bounds_ = tuple(np.array(b, dtype=np.float64) for b in domain.user_box)
+        elif domain.has_box:
             self.bounds_ = (domain.lower + shift, domain.upper + shift)
         else:
             self.bounds_ = None
@@ -334,6 +336,7 @@ class FMDomainMixin:
         if self._centre_domain:
             self.offset_X_ = domain.x_offset
             self.offset_y_ = domain.y_offset
+            self.scale_X_ = domain.x_scale
 
     def _build_domain(self, X, y):
         """The domain for a fit on ``(X, y)`` (inferring what is undeclared, with
@@ -401,8 +404,22 @@ class FMRegressorMixin(RegressorMixin):
         return np.asarray(y, dtype=np.float64)
 
     def predict(self, X):
-        """Predict ``X @ coef_ + intercept_``."""
-        return self._linear_predict(X)
+        """Predict ``X @ coef_ + intercept_``, clipped to the label range
+        ``bounds_y_`` (declared or released).
+
+        The model is fitted on labels clipped to that range, so a prediction
+        beyond it is an extrapolation the fit never saw, and clipping it
+        (post-processing, no privacy cost) can only bring it nearer to every
+        label the range holds: at most the range's width from any of them. A
+        noisy model far off (the released label range too wide, or a small
+        ``n * epsilon``) then predicts inside the labels' range instead of
+        values orders of magnitude away.
+        """
+        z = self._linear_predict(X)
+        bounds = self.__dict__.get("bounds_y_")
+        if bounds is None:
+            return z
+        return np.clip(z, *bounds)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

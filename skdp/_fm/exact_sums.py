@@ -198,6 +198,9 @@ def _fill_chunk(Z, X, beta, layout):
         if layout.domain.x_offset is not None:
             np.subtract(X, layout.domain.x_offset, out=Zx)
             X = Zx
+        if layout.domain.x_scale is not None:
+            np.divide(X, layout.domain.x_scale, out=Zx)
+            X = Zx
         np.clip(X, layout.lo, layout.hi, out=Zx)
     else:
         # the norm ball and the sparsity bound in data units, as clip_to_domain

@@ -234,6 +234,8 @@ def to_domain_coordinates(coef, intercept, domain):
     intercept = float(intercept)
     if domain.x_offset is not None:
         intercept = intercept + float(coef @ domain.x_offset)
+    if domain.x_scale is not None:
+        coef = coef * domain.x_scale
     if not domain.fit_intercept:
         return coef.copy()
     return np.append(coef, intercept / domain.intercept_scaling)

@@ -66,6 +66,8 @@ def fingerprint_items(objective, domain, **extra):
             ("x_offset", None if domain.x_offset is None else plain(domain.x_offset)),
             ("y_offset", domain.y_offset),
         ]
+        if domain.x_scale is not None:  # only then, as above
+            items.append(("x_scale", plain(domain.x_scale)))
     items += [(name, plain(value)) for name, value in sorted(extra.items())]
     return tuple(items)
 

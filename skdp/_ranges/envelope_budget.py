@@ -22,12 +22,12 @@ __all__ = [
     "LOOSE_FRACTION",
     "MIN_N_EPSILON_ENVELOPE",
     "TEST_N_EPSILON",
+    "TEST_SHARE",
     "column_shares",
     "drop_hopeless_envelopes",
     "half_window_count",
     "looseness_test",
-    "window_count",
-    "window_points",
+    "looseness_n_epsilon",
 ]
 
 # An envelope column whose n * epsilon_column is below this is not estimated
@@ -56,13 +56,27 @@ WINDOW_STEP = 0.125
 # A column is loose when its noisy count says at least this fraction of the
 # rows lie in one window: its range can then be at least about twice tighter.
 LOOSE_FRACTION = 0.9
-# The test's budget, n * epsilon_test: Laplace noise of scale n / 32, so
-# that a column entirely inside one window is found loose with probability
-# 1 - exp(-0.1 * 32) / 2 = 0.98, and one with only 70% of its rows in the
-# best window is called loose with probability exp(-0.2 * 32) / 2 < 0.001.
+# The test's least budget, n * epsilon_test: Laplace noise of scale n / 32,
+# so that a column entirely inside one window is found loose with
+# probability 1 - exp(-0.1 * 32) / 2 = 0.98, and one with only 70% of its
+# rows in the best window is called loose with probability
+# exp(-0.2 * 32) / 2 < 0.001.
 TEST_N_EPSILON = 32.0
+# Above 16 * 32 = 512 the test gets this share of the column's part, so that
+# its errors fall with the budget: a column entirely in one window (an
+# envelope at least twice too wide: its rows fill at most 3/8 of it) keeps
+# its envelope with probability exp(-0.1 * N_t) / 2, N_t = max(32, x / 16)
+# for x = n * eps_c: 2.0% up to x = 512, 0.1% at 1,000, 2e-6 at 2,000.
+TEST_SHARE = 1.0 / 16.0
 # The least n * epsilon_column of an envelope column: its test and its pair.
 ENVELOPE_PART = MIN_N_EPSILON_ENVELOPE + TEST_N_EPSILON
+
+
+def looseness_n_epsilon(n_epsilon_column):
+    """The looseness test's ``n * epsilon``: ``max(TEST_N_EPSILON, TEST_SHARE
+    * n_epsilon_column)``, a function of public quantities (``n`` and the
+    column's part of epsilon)."""
+    return max(TEST_N_EPSILON, TEST_SHARE * float(n_epsilon_column))
 
 
 def half_window_count(x, lower, upper):
@@ -83,23 +97,6 @@ def half_window_count(x, lower, upper):
     return int(inside.sum(axis=0).max())
 
 
-def window_count(column, lower, upper):
-    """:func:`half_window_count` of a column object (counts at public points):
-    ``#{x in [s, e]} = #{x <= e} - #{x < s}`` per window, the same integers."""
-    starts, ends = window_points(lower, upper)
-    below, _ = column.counts(starts)
-    _, upto = column.counts(ends)
-    return int((upto - below).max())
-
-
-def window_points(lower, upper):
-    """The points :func:`window_count` counts at: ``(starts, ends)``."""
-    width = float(upper) - float(lower)
-    n_windows = int(round((1.0 - WINDOW_WIDTH) / WINDOW_STEP)) + 1
-    starts = float(lower) + width * WINDOW_STEP * np.arange(n_windows)
-    return starts, starts + width * WINDOW_WIDTH
-
-
 def looseness_test(x, lower, upper, epsilon, rng):
     """The noisy fraction of rows in the fullest window, and whether it is
     at least ``LOOSE_FRACTION``.
@@ -108,21 +105,14 @@ def looseness_test(x, lower, upper, epsilon, rng):
     sensitivity-1 count (:func:`half_window_count`), ``epsilon``-DP for
     replace-one neighbours (``n`` public); the comparison is post-processing.
 
-    ``x`` may be a column object of :mod:`skdp._ranges.columns` (a column
-    known by its counts, e.g. on dask blocks): :func:`window_count` gives the
-    same integer.
-
     Returns
     -------
     fraction : float
         The released noisy fraction.
     loose : bool
     """
-    if hasattr(x, "counts"):  # a column object (skdp._ranges.columns)
-        n, count = x.n, window_count(x, lower, upper)
-    else:
-        n, count = len(x), half_window_count(x, lower, upper)
-    noisy = count + rng.laplace(scale=1.0 / epsilon)
+    n = len(x)
+    noisy = half_window_count(x, lower, upper) + rng.laplace(scale=1.0 / epsilon)
     fraction = float(noisy) / n
     return fraction, fraction >= LOOSE_FRACTION
 

@@ -33,6 +33,9 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
         Label bounds used.
     offset_X_ : ndarray of shape (n_features,) or None
         Midpoint of a declared box the fit was centred at (None: not shifted).
+    scale_X_ : ndarray of shape (n_features,) or None
+        Half-widths of a box declared alone: the fit worked on ``(x -
+        offset_X_) / scale_X_``, in ``[-1, 1]`` (None: not scaled).
     offset_y_ : float
         Midpoint of ``bounds_y`` the labels were centred at (0: not shifted).
 
@@ -63,7 +66,14 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
     that shrinks ``max |y|`` and ``max |x_j|`` to the half-widths, hence the
     sensitivity whenever a range excludes 0 (e.g. a log-income label declared
     on ``(0, 10)``: the linear sensitivity halves). ``offset_X_`` and
-    ``offset_y_`` record the shift.
+    ``offset_y_`` record the shift. A box declared alone (no ``data_norm`` or
+    ``max_nonzero``, which are stated in the user's units) is also mapped to
+    ``[-1, 1]``, each feature divided by its half-width (``scale_X_``): every
+    feature gets the same part of the sensitivity, so one wide range does not
+    drown the others in noise (issue 35: declared ranges on raw columns cost
+    1.3 to 4.8 times the test MSE of the same ranges mapped by hand), and the
+    model is that of the columns mapped to ``[-1, 1]`` by hand, up to the
+    float grid of the map back (tested).
 
     **Three steps.** ``fit`` drives :meth:`statistics` (exact, mergeable sums;
     no spend), one release and the solve; ``statistics`` of any split of the

@@ -76,6 +76,9 @@ class FMLogisticRegression(MulticlassFMClassifierMixin, _BaseFM):
     offset_X_ : ndarray of shape (n_features,) or None
         The midpoint of the declared ``bounds_X`` the fit was centred at
         (public; None if not shifted).
+    scale_X_ : ndarray of shape (n_features,) or None
+        Half-widths of a box declared alone, which the fit maps to ``[-1, 1]``
+        (see :class:`FMLinearRegression`, Notes; None: not scaled).
     offset_y_ : float
         0 (labels are not shifted in classification).
 

@@ -119,13 +119,15 @@ class OPLogisticRegression(
         :class:`~skdp.exceptions.PrivacyLeakWarning`.
     alpha : "auto", "light" or float, default="auto"
         The ridge ``lambda`` of the perturbed objective (on the summed loss;
-        the intercept coordinate included). ``"auto"`` chooses it from public
-        quantities only (see Notes, **Choosing lambda**). ``"light"``: a fixed
-        multiple of the smallest admissible ridge
-        (:func:`~skdp.linear_model._op_calibration.light_ridge`), far lighter
-        than ``"auto"`` at small ``n epsilon``: better where the signal is
-        strong for ``n``, worse where it is weak. Meant as the second
-        candidate of a private choice,
+        the intercept coordinate included), on the coordinates the fit works
+        in: a box declared alone is centred and mapped to ``[-1, 1]``
+        (``scale_X_``), so a given ``alpha`` acts as on columns mapped by
+        hand. ``"auto"`` chooses it from public quantities only (see Notes,
+        **Choosing lambda**). ``"light"``: a fixed multiple of the smallest
+        admissible ridge (:func:`~skdp.linear_model._op_calibration.light_ridge`),
+        far lighter than ``"auto"`` at small ``n epsilon``: better where the
+        signal is strong for ``n``, worse where it is weak; meant as the
+        second candidate of a private choice,
         ``PrivateGridSearchCV(OPLogisticRegression(...), {"alpha": ["auto",
         "light"]}, epsilon=...)`` (Notes, **Which tasks set the rule**).
     noise : {"auto", "gaussian", "pure"}, default="auto"
@@ -169,7 +171,7 @@ class OPLogisticRegression(
         The output perturbation (Gaussian std, or pure rate).
     privacy_event_ : ObjectivePerturbationEvent or None
         What the release is, for a PLD accountant (``delta > 0``).
-    bounds_, data_norm_, intercept_scaling_, offset_X_, offset_y_ :
+    bounds_, data_norm_, intercept_scaling_, offset_X_, offset_y_, scale_X_ :
         The domain the fit worked in, as in :class:`FMLogisticRegression`.
     n_features_in_ : int
     feature_names_in_ : ndarray of str

@@ -30,18 +30,21 @@ def augmented_row_norm(domain):
 def op_domain(declared):
     """The domain an OP fit works in: a declared box centred when that is free.
 
-    With an intercept, a declared box is centred at its midpoint (a public
-    reparametrization, see :class:`~skdp._fm.domain.DataDomain`); when a norm
+    With an intercept, a declared box is centred at its midpoint and, declared
+    alone, mapped to ``[-1, 1]`` (a public reparametrization, see
+    :class:`~skdp._fm.domain.DataDomain`); when a norm
     or ``max_nonzero`` is declared too (they do not survive the shift), the
     description with the smaller :func:`augmented_row_norm` is kept. Uses the
     declaration only, never the data.
     """
     if not declared.fit_intercept or not declared.has_box or declared.is_shifted:
         return declared
-    box = dataclasses.replace(declared, data_norm=None, max_nonzero=None)
-    centred = centred_domain(box, "logistic_taylor")
     if declared.data_norm is None and declared.max_nonzero is None:
-        return centred
+        # centred and mapped to [-1, 1] (centred_domain's scale)
+        return centred_domain(declared, "logistic_taylor")
+    # the norm is in the user's units: compare with the box shifted only
+    box = dataclasses.replace(declared, data_norm=None, max_nonzero=None)
+    centred = centred_domain(box, "logistic_taylor", scale=False)
     return min((declared, centred), key=augmented_row_norm)
 
 

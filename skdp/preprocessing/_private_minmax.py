@@ -180,16 +180,13 @@ class PrivateMinMaxScaler(
     def fit(self, X, y=None):
         """Release the range of every feature (spends at most ``epsilon``).
 
-        **Dask input.** A dask array or dataframe ``X`` is never brought into
-        this process: the release reads each column only through counts of
-        rows below public candidate points (:mod:`skdp._ranges.columns`),
-        which each block computes on the workers and the workers sum; only the
-        counts come back for the draws, where the spend is recorded. Counts
-        are exact in any order, so the fit is bit for bit the in-memory fit on
-        the same rows with the same ``random_state``. Declared ranges are not
-        required (without them each column costs one count per candidate of
-        the public grid, 324,001, and a column with a small budget a second
-        pass). At ``epsilon=inf`` the exact extremes are merged likewise.
+        **Dask input.** A dask array or dataframe ``X`` is validated block by
+        block on the workers; for a private release its rows are then gathered
+        into this process, because the range release draws over the sorted
+        column (:func:`~skdp.preprocessing.private_bounds`): the fit is bit for
+        bit the in-memory fit on the same rows with the same ``random_state``,
+        and it needs the memory of ``X``. At ``epsilon=inf`` the exact
+        extremes are merged on the workers instead.
 
         Parameters
         ----------
@@ -233,6 +230,8 @@ class PrivateMinMaxScaler(
             envelope = None
             if lower is not None:
                 envelope = {j: (lower[j], upper[j]) for j in range(d)}
+            if on_dask:  # the range release draws over the sorted column
+                X = check_array(np.asarray(X.compute()), dtype=np.float64)
             result = private_bounds(
                 X,
                 epsilon=float(self.epsilon),

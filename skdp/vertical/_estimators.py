@@ -213,6 +213,9 @@ _ATTRS_DOC = """
     offset_X_ : ndarray of shape (n_features,) or None
         Midpoints of the declared ``bounds_X`` the parties centred their
         columns at (None: not shifted).
+    scale_X_ : ndarray of shape (n_features,) or None
+        Half-widths of a box declared alone: each party maps its columns to
+        ``[-1, 1]`` as the central estimator does (None: not scaled).
     offset_y_ : float
         Midpoint of ``bounds_y`` the label party centred the labels at (0: not
         shifted).
@@ -311,7 +314,11 @@ _NOTES_DOC = r"""
     the centred domain, whose bounds are the half-widths, so it shrinks
     whenever a declared range excludes 0. The server maps ``coef_`` and
     ``intercept_`` back to the user's units; ``offset_X_`` and ``offset_y_``
-    record the shift."""
+    record the shift. A box declared alone is also mapped to ``[-1, 1]``
+    (``scale_X_``): the server sends each party the half-widths of its own
+    ranges, which it checks against its declaration and divides its shifted
+    columns by; the model is the central one's (with dealer noise) and the
+    one on columns mapped by hand."""
 
 
 class VerticalFMRegressor(FMRegressorMixin, _VerticalFM):
@@ -323,6 +330,11 @@ class VerticalFMRegressor(FMRegressorMixin, _VerticalFM):
     bounds_y : tuple (lower, upper) or None, default=None
         Label bounds (the label party clips). None infers them from the data
         with a PrivacyLeakWarning.
+    postprocessing : {"eb", "ridge", "trim", "none"}, default="eb"
+        The solve of the released statistics, with the options and the
+        default of :class:`~skdp.linear_model.FMLinearRegression`: ``"eb"``
+        (empirical Bayes) solves the server's noisy quadratic exactly as the
+        central estimator solves its own (with dealer noise the same model).
 
     Attributes
     ----------{_ATTRS_DOC}
@@ -354,6 +366,7 @@ class VerticalFMRegressor(FMRegressorMixin, _VerticalFM):
     _parameter_constraints = {
         **_VerticalFM._parameter_constraints,
         "bounds_y": [tuple, list, None],
+        "postprocessing": [StrOptions({"eb", "ridge", "trim", "none"})],
     }
 
     def __init__(
@@ -367,7 +380,7 @@ class VerticalFMRegressor(FMRegressorMixin, _VerticalFM):
         data_norm=None,
         fit_intercept=True,
         linear_weight="auto",
-        postprocessing="ridge",
+        postprocessing="eb",
         partition=None,
         n_parties=2,
         label_party=0,

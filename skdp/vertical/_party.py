@@ -174,38 +174,50 @@ class PartyRole(Role):
 
         The server centres the declared domain as the central estimators do
         (:func:`skdp._fm.centring.centred_domain`) and sends each party its
-        slice: ``x_offset`` (0 or the midpoints of its own declared box), the
-        shifted box and the row-norm bound (None when the centred box alone
-        describes the data), and to the label party ``y_offset`` (0 or the
-        midpoint of its ``y_bounds``) and the shifted ``y_bounds``. A slice that
-        is not such a shift of its own declaration is refused: the sensitivity
-        is computed for the plan's domain, so the data must be clipped to it.
+        slice: ``x_offset`` (0 or the midpoints of its own declared box),
+        ``x_scale`` (1, or the half-widths of its box when the server maps the
+        centred box to ``[-1, 1]``), the shifted (scaled) box and the row-norm
+        bound (None when the centred box alone describes the data), and to the
+        label party ``y_offset`` (0 or the midpoint of its ``y_bounds``) and
+        the shifted ``y_bounds``. A slice that is not such a shift of its own
+        declaration is refused: the sensitivity is computed for the plan's
+        domain, so the data must be clipped to it.
         """
         mine = self._domain
         offset = np.asarray(domain["x_offset"], dtype=np.float64)
+        scale = np.asarray(
+            domain.get("x_scale", np.ones(len(self.columns))), dtype=np.float64
+        )
         lower, upper, data_norm = domain["lower"], domain["upper"], domain["data_norm"]
         problems = []
-        if offset.shape != (len(self.columns),):
-            problems.append("x_offset has the wrong length")
+        if offset.shape != (len(self.columns),) or scale.shape != offset.shape:
+            problems.append("x_offset or x_scale has the wrong length")
         elif mine["lower"] is None:
             ok = lower is None and upper is None and np.all(offset == 0)
-            ok = ok and data_norm == mine["data_norm"]
+            ok = ok and data_norm == mine["data_norm"] and np.all(scale == 1)
             if not ok:
                 problems.append("the domain is not the declared row-norm bound")
         else:
             lower = np.asarray(lower, dtype=np.float64)
             upper = np.asarray(upper, dtype=np.float64)
             mid = 0.5 * (mine["lower"] + mine["upper"])
+            half = 0.5 * (mine["upper"] - mine["lower"])
             centred = bool(np.any(offset != 0)) or data_norm != mine["data_norm"]
-            want = (
-                (mid, mine["lower"] - mid, mine["upper"] - mid)
-                if centred
-                else (np.zeros_like(mid), mine["lower"], mine["upper"])
-            )
-            if not all(
-                np.array_equal(a, b) for a, b in zip((offset, lower, upper), want)
-            ):
-                problems.append("the box is not the declared one or its centred shift")
+            ones = np.ones_like(mid)
+            if np.any(scale != 1):
+                # the centred box mapped to [-1, 1] (the server scales every
+                # party's box or none; a party's own may have half-widths 1)
+                want = (mid, half, -ones, ones)
+            elif centred:
+                want = (mid, ones, mine["lower"] - mid, mine["upper"] - mid)
+            else:
+                want = (np.zeros_like(mid), ones, mine["lower"], mine["upper"])
+            got = (offset, scale, lower, upper)
+            if not all(np.array_equal(a, b) for a, b in zip(got, want)):
+                problems.append(
+                    "the box is not the declared one, its centred shift or that "
+                    "shift mapped to [-1, 1]"
+                )
             if data_norm not in (None, mine["data_norm"]):
                 problems.append("the row-norm bound is not the declared one")
         y_offset = float(domain.get("y_offset", 0.0))
@@ -232,6 +244,8 @@ class PartyRole(Role):
         X = self._raw
         if np.any(offset != 0):
             X = X - offset  # the public shift (a copy)
+        if np.any(scale != 1):
+            X = X / scale  # the public scale (a copy)
         self._X = clip_block(
             X,
             lower=lower,

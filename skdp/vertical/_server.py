@@ -99,7 +99,9 @@ class ServerRole(Role):
     budget : {"top-down", "bottom-up"}
         Bottom-up: the parties' budgets arrive in their declarations.
     linear_weight : "auto" or float
-    postprocessing : {"ridge", "trim", "none"}
+    postprocessing : {"eb", "ridge", "trim", "none"} or None
+        ``"eb"`` for least squares only, as centrally. None: the estimators'
+        default, ``"eb"`` for least squares, ``"ridge"`` otherwise.
     backend : {"plaintext", "bfv"}
     noise_generation : {"threshold", "distributed", "dealer"}
         ``"dealer"`` needs a :class:`~skdp.vertical._dealer.DealerRole` in the run.
@@ -132,8 +134,8 @@ class ServerRole(Role):
         ``linear_weight``, ``objective``, ``partition``, ``label_party``,
         ``n_samples``, ``domain`` (the declared ``lower``, ``upper``,
         ``data_norm``, ``y_bounds`` in the user's units; ``fit_intercept``; the
-        ``intercept_scaling``, ``x_offset`` and ``y_offset`` of the centred
-        domain the fit worked in). ``coef`` and ``intercept`` are in the
+        ``intercept_scaling``, ``x_offset``, ``x_scale`` and ``y_offset`` of
+        the centred domain the fit worked in). ``coef`` and ``intercept`` are in the
         user's units.
     """
 
@@ -152,7 +154,7 @@ class ServerRole(Role):
         mechanism="laplace",
         budget="top-down",
         linear_weight="auto",
-        postprocessing="ridge",
+        postprocessing=None,
         backend="plaintext",
         noise_generation="threshold",
         n_classes=2,
@@ -179,6 +181,8 @@ class ServerRole(Role):
         self.fit_intercept = bool(fit_intercept)
         self.epsilon, self.delta = epsilon, delta
         self.mechanism, self.budget = mechanism, budget
+        if postprocessing is None:  # the estimators' defaults
+            postprocessing = "eb" if objective == "squared" else "ridge"
         self.linear_weight, self.postprocessing = linear_weight, postprocessing
         self.backend_name, self.noise_generation = backend, noise_generation
         check_public_parameters(
@@ -341,11 +345,14 @@ class ServerRole(Role):
     def _domain_slice(self, k):
         """Party k's part of the domain the fit works in (see PartyRole)."""
         domain, cols = self.plan.domain, self.partition[k]
-        offset = np.zeros(len(cols))
+        offset, scale = np.zeros(len(cols)), np.ones(len(cols))
         if domain.x_offset is not None:
             offset = domain.x_offset[cols]
+        if domain.x_scale is not None:
+            scale = domain.x_scale[cols]
         out = {
             "x_offset": offset,
+            "x_scale": scale,
             "lower": None if domain.lower is None else domain.lower[cols],
             "upper": None if domain.upper is None else domain.upper[cols],
             "data_norm": domain.data_norm,
@@ -533,6 +540,7 @@ class ServerRole(Role):
                 "fit_intercept": domain.fit_intercept,
                 "intercept_scaling": float(domain.intercept_scaling),
                 "x_offset": domain.x_offset,
+                "x_scale": domain.x_scale,
                 "y_offset": float(domain.y_offset),
             },
         }

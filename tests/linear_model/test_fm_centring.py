@@ -88,15 +88,14 @@ def test_centring_strictly_shrinks_the_sensitivity(objective):
     before = sensitivity(objective, uncentred, linear_weight=1.0)
     assert est.sensitivity_.l1 < before.l1
     assert est.sensitivity_.l2 < before.l2
-    # the same numbers as the core on the centred domain
-    half = (UPPER - LOWER) / 2
+    # the same numbers as the core on the centred domain mapped to [-1, 1]
     centred = DataDomain(
         3,
-        lower=-half,
-        upper=half,
+        lower=-np.ones(3),
+        upper=np.ones(3),
         y_bounds=(-20.0, 20.0) if objective == "squared" else None,
         fit_intercept=True,
-        intercept_scaling=20.0,
+        intercept_scaling=1.0,
     )
     after = sensitivity(objective, centred, linear_weight=1.0)
     assert est.sensitivity_.l1 == pytest.approx(after.l1)

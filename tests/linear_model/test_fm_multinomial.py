@@ -35,8 +35,9 @@ def test_statistics_are_the_softmax_taylor_coefficients():
     stats = est.statistics(X, y)
     G, B = 8 * stats.A, stats.b  # A = G / 8, B of shape (p, C - 1)
     assert B.shape == (5, C - 1)
-    # the statistics are taken in the centred coordinates, with intercept column
-    Xa = np.hstack([X - 0.5, np.full((len(X), 1), 0.5)])
+    # the statistics are taken in the centred coordinates mapped to [-1, 1],
+    # with the intercept column 1
+    Xa = np.hstack([(X - 0.5) / 0.5, np.full((len(X), 1), 1.0)])
     rng = np.random.default_rng(1)
     W0 = rng.normal(size=(5, C - 1))
     onehot = (y[:, None] == classes[None]).astype(float)

@@ -151,10 +151,36 @@ def test_classifier_with_private_bounds():
     assert np.mean((z > 0) == labels) > 0.75
 
 
-def test_warns_when_the_budget_per_column_is_small():
+def test_refuses_when_the_budget_per_column_is_small():
+    """n * eps per range 300 * 1.0 * 0.2 / 4 = 15 (the label 30): refused
+    before anything is spent, saying what to declare; no model is left."""
     X, y = _data(n=300)
-    with pytest.warns(PrivateBoundsWarning, match="for a column"):
-        _private(epsilon=1.0).fit(X, y)
+    reg = _private(epsilon=1.0)
+    with track_budget() as acc, pytest.raises(ValueError) as err:
+        reg.fit(X, y)
+    assert acc.spends == []
+    assert not hasattr(reg, "coef_")
+    message = str(err.value)
+    assert "column 0 gets 15" in message and "bounds_X / bounds_y" in message
+
+
+def test_the_issues_small_table_is_refused_not_answered_absurdly():
+    """Issue 35: a 309-row table, labels between 25 and 346, eps = 1 and
+    private ranges gave constant predictions of -2.9e8. Now: a refusal that
+    names the label's budget, before any spend."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(309, 10)) * 5 + 20
+    y = np.clip(150 + X @ rng.normal(size=10) + rng.normal(0, 40, 309), 25, 346)
+    with track_budget() as acc, pytest.raises(ValueError, match="per column"):
+        FMLinearRegression(
+            epsilon=1.0, bounds_X="private", bounds_y="private", random_state=0
+        ).fit(X, y)
+    assert acc.spends == []
+    # the label alone (features declared) gets 309 * 0.2 = 62: refused too
+    with pytest.raises(ValueError, match="the label gets 61.8"):
+        FMLinearRegression(
+            epsilon=1.0, bounds_X=(0, 40), bounds_y="private", random_state=0
+        ).fit(X, y)
 
 
 def test_same_seed_same_model_and_input_unchanged():
@@ -290,3 +316,43 @@ def test_tighten_classifier_and_refusals():
     assert clf.score(X, labels) > 0.7
     with pytest.raises(ValueError, match="tighten_bounds"):
         _tightened().fit_chunks([(X, y)])
+
+
+# ------------------------------------------- predictions in the label range
+def test_predictions_never_leave_the_released_label_range():
+    """Issue 35: predictions clipped to bounds_y_ (released or declared), for
+    rows far beyond the data too; inside the range they are the linear
+    model's."""
+    X, y = _data(n=3000)
+    far = np.vstack([X[:50], X[:50] * 1e6, -X[:50] * 1e6])
+    outside = []
+    for reg in (
+        _private(epsilon=1.0).fit(X, y),
+        FMLinearRegression(
+            epsilon=5.0, bounds_X=([0, 0, 0], [100, 3e4, 1]), bounds_y=(0, 6)
+        ).fit(X, y),
+    ):
+        lo, hi = reg.bounds_y_
+        pred = reg.predict(far)
+        assert np.all((lo <= pred) & (pred <= hi))
+        z = reg._linear_predict(far)
+        inside = (lo <= z) & (z <= hi)
+        np.testing.assert_array_equal(pred[inside], z[inside])
+        outside.append(not inside.all())
+    # the declared box does not clip rows: far rows' raw predictions leave it
+    assert outside[1]
+
+
+def test_vertical_predictions_never_leave_the_label_range():
+    from skdp.vertical import VerticalFMRegressor
+
+    X, y = _data(n=2000)
+    reg = VerticalFMRegressor(
+        epsilon=0.1,
+        bounds_X=([0, 0, 0], [100, 1e5, 1]),
+        bounds_y=(0, 6),
+        partition=[[0], [1, 2]],
+        random_state=0,
+    ).fit(X, y)
+    pred = reg.predict(np.vstack([X, X * 1e6]))
+    assert np.all((0 <= pred) & (pred <= 6))

@@ -79,9 +79,10 @@ def test_centred_box_gives_the_model_in_user_units():
         X, y
     )
     np.testing.assert_array_equal(op.offset_X_, [5.0, 5.0])
-    assert op.intercept_scaling_ == 5.0
-    # the same objective on the centred rows with the column s = 5, by hand
-    rows = np.column_stack([X - 5.0, np.full(400, 5.0)])
+    np.testing.assert_array_equal(op.scale_X_, [5.0, 5.0])
+    assert op.intercept_scaling_ == 1.0
+    # the same objective on the rows mapped to [-1, 1] with the column 1
+    rows = np.column_stack([(X - 5.0) / 5.0, np.ones(400)])
     sk = LogisticRegression(C=1 / op.alpha_, fit_intercept=False, tol=1e-12).fit(
         rows, y
     )

@@ -122,7 +122,7 @@ def test_small_budgets_without_an_envelope_use_centre_and_width():
     covered = 0
     for seed in range(40):
         res = private_bounds(
-            x[:, None], epsilon=128 / 400, random_state=seed, warn=False
+            x[:, None], epsilon=128 / 400, random_state=seed, small_budget="ignore"
         )
         assert res.upper[0] - res.lower[0] <= 30 * tukey
         covered += res.lower[0] <= p10 and p90 <= res.upper[0]

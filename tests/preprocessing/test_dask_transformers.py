@@ -258,7 +258,7 @@ def test_pca_dask_equals_in_memory(client, epsilon, delta, domain):
     [
         {"epsilon": 1.0, "bounds_X": (-10, 10)},  # looseness test, pair inside
         {"epsilon": 1.0},  # the pair over the public grid
-        {"epsilon": 0.1},  # small n * eps: median and half-width, two passes
+        {"epsilon": 0.25},  # n * eps_c = 187 < 256: median and half-width
         {"epsilon": np.inf, "bounds_X": (-0.5, 0.5)},  # exact extremes, clipped
     ],
 )

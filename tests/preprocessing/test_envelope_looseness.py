@@ -11,7 +11,9 @@ from skdp._ranges.envelope_budget import (
     ENVELOPE_PART,
     LOOSE_FRACTION,
     TEST_N_EPSILON,
+    TEST_SHARE,
     half_window_count,
+    looseness_n_epsilon,
     looseness_test,
 )
 from skdp.accounting import PrivacyBudget, track_budget
@@ -89,14 +91,16 @@ def test_privacy_audit_of_the_looseness_test_does_not_refute_claim():
 def test_an_envelope_the_data_fill_records_its_whole_part():
     """Uniform data over the whole envelope: the best half-window holds about
     half the rows, 0.4 n below LOOSE_FRACTION, so "loose" has probability
-    exp(-0.4 * 32) / 2 < 1e-5. The range is the envelope; only the test is
-    drawn, but the whole part is recorded (before the draws, whatever the
-    test says) and the rest is reported unused."""
+    exp(-0.4 * 125) / 2 < 1e-20 (n * eps_c = 2,000: the test gets 1/16).
+    The range is the envelope; only the test is drawn, but the whole part is
+    recorded (before the draws, whatever the test says) and the rest is
+    reported unused."""
     n = 2000
     x = np.random.default_rng(0).uniform(0.0, 10.0, (n, 1))
     with track_budget() as acc:
         res = private_bounds(x, epsilon=1.0, envelope={0: (0.0, 10.0)}, random_state=0)
-    eps_test = TEST_N_EPSILON / n
+    eps_test = looseness_n_epsilon(n * 1.0) / n
+    assert eps_test == TEST_SHARE  # 2,000 / 16 = 125 > 32
     assert (res.lower[0], res.upper[0]) == (0.0, 10.0)
     assert res.epsilon == 1.0 and res.epsilon_per_column.tolist() == [1.0]
     assert res.epsilon_unused == pytest.approx(1.0 - eps_test, rel=1e-12)

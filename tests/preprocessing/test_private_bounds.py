@@ -11,7 +11,6 @@ from scipy import stats
 
 from skdp._ranges.private_bounds import (
     KAPPA,
-    MIN_N_EPSILON,
     Q_MAX,
     Q_MIN,
     candidate_grid,
@@ -21,6 +20,7 @@ from skdp._ranges.private_bounds import (
     quantile_level,
     sample_quantile_pair,
 )
+from skdp._ranges.reliability import min_n_epsilon
 from skdp.accounting import PrivacyBudget, track_budget
 from skdp.preprocessing import PrivateBoundsWarning, private_bounds
 from skdp.utils import audit_mechanism
@@ -234,17 +234,35 @@ def test_spend_is_recorded_under_its_source():
     assert acc.spends == [("mine", PrivacyBudget(1.5, 0.0))]
 
 
-def test_warns_where_the_budget_is_too_small():
+def test_refuses_where_the_budget_is_too_small_before_any_spend():
+    """n * eps_c = 37.5 per column, below the refusal threshold: a clear
+    error naming what to declare and what would do, nothing recorded; with
+    small_budget="warn" the old release with a warning; just above the
+    threshold, no error."""
     X = np.random.default_rng(0).normal(size=(300, 4))
-    with pytest.warns(PrivateBoundsWarning, match="n \\* epsilon = 37.5 for a column"):
-        private_bounds(X, epsilon=0.5, random_state=0)
-    n = int(MIN_N_EPSILON / 0.5) + 1
+    with track_budget() as acc:
+        with pytest.raises(ValueError, match="column 0 gets 37.5") as err:
+            private_bounds(X, epsilon=0.5, random_state=0)
+    assert acc.spends == []
+    message = str(err.value)
+    threshold = min_n_epsilon(300)
+    assert f"n * epsilon >= {threshold:.0f} per column for n = 300" in message
+    assert "bounds_X / bounds_y" in message and "public_bounds" in message
+    assert f"{threshold / 37.5:.3g} times the epsilon" in message
+    # the rows that would do: the least n with n * eps_c >= min_n_epsilon(n)
+    rows = int(message.split("use at least ")[1].split(" rows")[0].replace(",", ""))
+    assert rows * 0.125 >= min_n_epsilon(rows) > (rows - 1) * 0.125
+    with pytest.warns(PrivateBoundsWarning, match="column 0 gets 37.5"):
+        private_bounds(X, epsilon=0.5, random_state=0, small_budget="warn")
+    n = int(threshold / 0.5) + 1
     X = np.random.default_rng(0).normal(size=(n, 1))
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivateBoundsWarning)
         private_bounds(X, epsilon=0.5, random_state=0)
+    with pytest.raises(ValueError, match="small_budget"):
+        private_bounds(X, epsilon=0.5, small_budget="no")
 
 
 def test_label_column_gets_as_much_as_the_other_estimated_columns():
@@ -281,7 +299,7 @@ def test_label_column_gets_as_much_as_the_other_estimated_columns():
 def test_bad_input(X, kwargs, err, match):
     kwargs = {"epsilon": 1.0, **kwargs}
     with pytest.raises(err, match=match):
-        private_bounds(X, random_state=0, warn=False, **kwargs)
+        private_bounds(X, random_state=0, small_budget="ignore", **kwargs)
 
 
 def test_input_unchanged_and_seeded():

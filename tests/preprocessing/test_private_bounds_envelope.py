@@ -149,7 +149,11 @@ def test_small_budgets_go_to_the_label_first():
     assert res.epsilon == 0.0 and not res.estimated.any()
     # a column without an envelope is never dropped
     res = private_bounds(
-        X, epsilon=0.4, envelope={0: (-10.0, 10.0)}, random_state=0, warn=False
+        X,
+        epsilon=0.4,
+        envelope={0: (-10.0, 10.0)},
+        random_state=0,
+        small_budget="ignore",
     )
     assert res.estimated.tolist() == [False, True, True, True]
 
@@ -243,9 +247,10 @@ def test_envelope_columns_share_equally_with_the_label_and_do_not_warn():
             random_state=0,
         )
     np.testing.assert_allclose(res.epsilon_per_column, [0.1, 0.1, 0.1])
-    # a column without an envelope still warns
-    with pytest.warns(PrivateBoundsWarning):
-        private_bounds(X, epsilon=0.1, envelope={0: (-10.0, 10.0)}, random_state=0)
+    # a column without an envelope is refused: 0.08 / 3 gives 80 each, the
+    # envelope column's part is below ENVELOPE_PART and goes to the others
+    with pytest.raises(ValueError, match="column 1 gets 120"):
+        private_bounds(X, epsilon=0.08, envelope={0: (-10.0, 10.0)}, random_state=0)
 
 
 def test_bad_envelope():

@@ -48,8 +48,8 @@ def test_regressor_at_eps_inf_equals_central_and_uncentred_fit():
     X, y = _data()
     kw = dict(epsilon=np.inf, bounds_X=(LOWER, UPPER), bounds_y=Y_BOUNDS)
     vertical = VerticalFMRegressor(partition=PARTS, label_party=2, **kw).fit(X, y)
-    # the vertical estimators solve with "ridge" (the central default is "eb")
-    central = FMLinearRegression(**kw, postprocessing="ridge").fit(X, y)
+    # central and vertical: the same default post-processing ("eb")
+    central = FMLinearRegression(**kw).fit(X, y)
     np.testing.assert_array_equal(vertical.offset_X_, central.offset_X_)
     assert vertical.offset_y_ == central.offset_y_ == 120.0
     np.testing.assert_allclose(vertical.coef_, central.coef_, rtol=1e-10)
@@ -57,10 +57,13 @@ def test_regressor_at_eps_inf_equals_central_and_uncentred_fit():
     coef, intercept = _uncentred_fit(X, y, "squared", Y_BOUNDS)
     np.testing.assert_allclose(vertical.coef_, coef, rtol=1e-8)
     assert vertical.intercept_ == pytest.approx(intercept, rel=1e-8)
-    # OLS on the clipped data, in the user's units
+    # OLS on the clipped data, in the user's units (predictions clipped to
+    # the label range, as predict does)
     Xc = np.clip(X, LOWER, UPPER)
     ols = LinearRegression().fit(Xc, np.clip(y, *Y_BOUNDS))
-    np.testing.assert_allclose(vertical.predict(Xc), ols.predict(Xc), rtol=1e-9)
+    np.testing.assert_allclose(
+        vertical.predict(Xc), np.clip(ols.predict(Xc), *Y_BOUNDS), rtol=1e-9
+    )
     np.testing.assert_array_equal(vertical.bounds_[0], LOWER)
     assert vertical.bounds_y_ == Y_BOUNDS
 
@@ -88,7 +91,11 @@ def test_classifier_at_eps_inf_equals_central_and_uncentred_fit():
 @pytest.mark.parametrize("mechanism", ["laplace", "gaussian"])
 def test_dealer_noise_release_equals_central(backend, mechanism):
     X, y = _data()
-    X, y = np.round(X * 256) / 256, np.round(y * 256) / 256  # bfv fixed point
+    # bfv's fixed point is exact on rows whose mapped values (x - m) / h (the
+    # box mapped to [-1, 1]) and labels lie on a grid of 1/256
+    mid, half = (LOWER + UPPER) / 2, (UPPER - LOWER) / 2
+    X = mid + half * (np.round((X - mid) / half * 256) / 256)
+    y = np.round(y * 256) / 256
     kw = dict(
         epsilon=1.0,
         delta=1e-5 if mechanism == "gaussian" else 0.0,
@@ -98,8 +105,8 @@ def test_dealer_noise_release_equals_central(backend, mechanism):
         linear_weight=0.5,  # a power of two keeps the bfv fixed point exact
         random_state=3,
     )
-    # the vertical estimators solve with "ridge" (the central default is "eb")
-    central = FMLinearRegression(**kw, postprocessing="ridge").fit(X, y)
+    # central and vertical: the same default post-processing ("eb")
+    central = FMLinearRegression(**kw).fit(X, y)
     vertical = VerticalFMRegressor(
         partition=PARTS, noise_generation="dealer", secure_backend=backend, **kw
     ).fit(X, y)
@@ -133,13 +140,13 @@ def test_centring_strictly_shrinks_the_sensitivity(estimator):
         fit_intercept=True,
         intercept_scaling=50.0,
     )
-    mid = 0.5 * (LOWER + UPPER)
+    # centred and mapped to [-1, 1]: every feature's range is (-1, 1)
     centred = DataDomain(
         5,
-        lower=LOWER - mid,
-        upper=UPPER - mid,
+        lower=-np.ones(5),
+        upper=np.ones(5),
         fit_intercept=True,
-        intercept_scaling=20.0,
+        intercept_scaling=1.0,
         y_bounds=None if y_bounds is None else (-20.0, 20.0),
     )
     expected = sensitivity(objective, centred, linear_weight=1.0)
@@ -174,8 +181,8 @@ def test_box_with_norm_makes_the_central_choice(bounds, data_norm, kept):
         linear_weight=0.5,
         random_state=2,
     )
-    # the vertical estimators solve with "ridge" (the central default is "eb")
-    central = FMLinearRegression(**kw, postprocessing="ridge").fit(X, y)
+    # central and vertical: the same default post-processing ("eb")
+    central = FMLinearRegression(**kw).fit(X, y)
     vertical = VerticalFMRegressor(
         partition=[[0, 1], [2, 3]], noise_generation="dealer", **kw
     ).fit(X, y)
@@ -227,6 +234,22 @@ def test_party_refuses_a_domain_that_is_not_its_declaration():
         party._X, np.clip(X[:, [0, 3]] - mid, LOWER[[0, 3]] - mid, UPPER[[0, 3]] - mid)
     )
     np.testing.assert_array_equal(party._labels, np.clip(y - 120.0, -20.0, 20.0))
+    # the box mapped to [-1, 1]: the party's own half-widths, or refused
+    half = 0.5 * (UPPER[[0, 3]] - LOWER[[0, 3]])
+    ones = np.ones(2)
+    scaled = dict(good, x_scale=half, lower=-ones, upper=ones)
+    for dom in (
+        dict(scaled, x_scale=half * 2),  # rows shrunk: not its declaration
+        dict(scaled, x_scale=half / 2, lower=-2 * ones, upper=2 * ones),
+        dict(scaled, x_scale=np.ones(3)),  # wrong length
+        dict(good, x_scale=half),  # scaled, but the unscaled box
+    ):
+        with pytest.raises(ValueError, match="refuses the plan's domain"):
+            party._clip_to_plan(dom)
+    party._clip_to_plan(scaled)
+    np.testing.assert_array_equal(
+        party._X, np.clip((X[:, [0, 3]] - mid) / half, -1.0, 1.0)
+    )
 
 
 def _released(X, y, domain):

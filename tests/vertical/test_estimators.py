@@ -29,8 +29,8 @@ def test_regressor_equals_centralized_with_identical_noise(backend, domain):
     if domain["bounds_y"] == (9, 11):
         X, y = X + 3, y + 10
     common = dict(epsilon=1.0, linear_weight=0.5, random_state=7, **domain)
-    # the vertical estimators solve with "ridge" (the central default is "eb")
-    central = FMLinearRegression(**common, postprocessing="ridge").fit(X, y)
+    # central and vertical: the same default post-processing ("eb")
+    central = FMLinearRegression(**common).fit(X, y)
     vertical = VerticalFMRegressor(
         partition=parts,
         label_party=1,
@@ -73,8 +73,8 @@ def test_gaussian_mechanism_equivalence():
         linear_weight=0.5,
         random_state=11,
     )
-    # the vertical estimators solve with "ridge" (the central default is "eb")
-    central = FMLinearRegression(**common, postprocessing="ridge").fit(X, y)
+    # central and vertical: the same default post-processing ("eb")
+    central = FMLinearRegression(**common).fit(X, y)
     vertical = VerticalFMRegressor(
         partition=parts, noise_generation="dealer", **common
     ).fit(X, y)
@@ -340,3 +340,86 @@ def test_verbose_reports_the_protocol_on_stderr(verbose, lines_at_least, capsys)
         assert len(err) >= lines_at_least
         assert all(line.startswith("skdp vertical: ") for line in err)
         assert any("'release'" in line or "release:" in line for line in err)
+
+
+@pytest.mark.parametrize(
+    "postprocessing, generation",
+    [("eb", "dealer"), ("eb", "threshold"), ("ridge", "dealer"), ("trim", "dealer")],
+)
+def test_postprocessing_options_and_default_match_the_central_estimator(
+    postprocessing, generation
+):
+    """Issue 35 item 4: the vertical regressor takes the central one's
+    post-processing options and default ("eb"), and solves the server's noisy
+    statistics as the central estimator solves its own: with dealer noise
+    the same model; with threshold shares the server's own statistics solved
+    by the central code."""
+    from skdp._fm import solve_release
+    from skdp._fm.domain import DataDomain, symmetric_from_triu
+    from skdp.vertical import _protocol
+
+    assert VerticalFMRegressor().postprocessing == "eb"
+    assert FMLinearRegression().postprocessing == "eb"
+    assert VerticalFMClassifier().postprocessing == "ridge"
+    assert FMLogisticRegression().postprocessing == "ridge"
+    X, y, parts = regression()
+    common = dict(
+        epsilon=1.0,
+        bounds_X=(-1, 1),
+        bounds_y=(-1, 1),
+        linear_weight=0.5,
+        random_state=5,
+        postprocessing=postprocessing,
+    )
+    if generation == "dealer":
+        vertical = VerticalFMRegressor(
+            partition=parts, noise_generation=generation, **common
+        ).fit(X, y)
+        central = FMLinearRegression(**common).fit(X, y)
+        np.testing.assert_allclose(vertical.coef_, central.coef_, rtol=0, atol=1e-8)
+        assert abs(vertical.intercept_ - central.intercept_) <= 1e-8
+        return
+    # threshold shares: the server's released statistics, solved by the
+    # central estimator's code, give the server's model
+    domain = DataDomain(
+        X.shape[1], lower=-1.0, upper=1.0, y_bounds=(-1.0, 1.0), fit_intercept=True
+    )
+    run = _protocol.run_in_process(
+        X,
+        y,
+        objective="squared",
+        partition=[np.asarray(p) for p in parts],
+        label_party=0,
+        domain=domain,
+        epsilon=1.0,
+        delta=0.0,
+        mechanism="laplace",
+        budget="top-down",
+        party_epsilon=None,
+        pairwise_epsilon=None,
+        linear_weight=0.5,
+        postprocessing="eb",
+        backend="plaintext",
+        noise_generation="threshold",
+        rng=np.random.default_rng(5),
+    )
+    server, plan = run.roles["server"], run.plan
+    A_hat = symmetric_from_triu(server._upper, plan.n_coef)
+    noise_std, noise_std_b = plan.noise_std("threshold")
+    coef, intercept = solve_release(
+        A_hat,
+        server._lin / 0.5,
+        "squared",
+        plan.domain,
+        noise_std=noise_std,
+        noise_std_b=noise_std_b / 0.5,
+        n=len(y),
+        method="eb",
+    )
+    np.testing.assert_array_equal(run.model["coef"], coef)
+    assert run.model["intercept"] == intercept
+    # and the estimator runs the same protocol (the same model for its seed)
+    vertical = VerticalFMRegressor(
+        partition=parts, noise_generation=generation, **common
+    ).fit(X, y)
+    assert np.all(np.isfinite(vertical.coef_))
