@@ -192,8 +192,10 @@ def test_spends_name_the_estimator_the_user_fitted():
         ),
         (
             # nested: the outermost owner names the spend
+            # epsilon 10: 500 rows x 3 columns at the default share give each
+            # range n * epsilon = 333, above the refusal threshold (144)
             PrivateBoundsEstimator(
-                PrivateLogisticRegression(epsilon=1.0, classes=[0, 1])
+                PrivateLogisticRegression(epsilon=10.0, classes=[0, 1])
             ),
             ["PrivateBoundsEstimator.bounds", "PrivateBoundsEstimator ({})"],
         ),
