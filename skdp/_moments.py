@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-__all__ = ["MOMENT_WEIGHT", "moment_sensitivity"]
+__all__ = ["MOMENT_WEIGHT", "Moments", "moment_sensitivity"]
 
 #: Weight ``lambda`` of the sums of squares in the released vector
 #: ``(sum w, lambda sum w^2)`` of the features mapped to [-1, 1] (see the Notes
@@ -78,3 +78,38 @@ def moment_sensitivity(n_features, *, weight=MOMENT_WEIGHT, norm="l1", with_std=
     lo, hi = max(start - 1e-3, 0.0), min(start + 1e-3, 2.0)
     res = minimize_scalar(neg, bounds=(lo, hi), method="bounded")
     return math.sqrt(d * max(-res.fun, -neg(start), 4.0))
+
+
+class Moments:
+    """Mergeable moments of rows clipped to the declared ranges.
+
+    ``n`` rows; ``sums``: the released statistic (e.g.
+    :func:`skdp.preprocessing._private_scaler.moment_statistics`)
+    (None when not computed); ``mean`` and ``m2``: the exact mean and centred
+    sum of squares per feature (for ``epsilon=inf``; None otherwise). ``+``
+    merges disjoint rows: the sums add, the mean and ``m2`` by Chan, Golub &
+    LeVeque's pairwise update (numerically stable, like numpy's two passes).
+    """
+
+    __slots__ = ("n", "sums", "mean", "m2")
+
+    def __init__(self, n, sums=None, mean=None, m2=None):
+        self.n = n
+        self.sums = sums
+        self.mean = mean
+        self.m2 = m2
+
+    def __add__(self, other):
+        if other.n == 0:
+            return self
+        if self.n == 0:
+            return other
+        n = self.n + other.n
+        sums = None if self.sums is None else self.sums + other.sums
+        mean = m2 = None
+        if self.mean is not None:
+            delta = other.mean - self.mean
+            mean = self.mean + delta * (other.n / n)
+            if self.m2 is not None:
+                m2 = self.m2 + other.m2 + delta**2 * (self.n * other.n / n)
+        return Moments(n, sums, mean, m2)

@@ -13,8 +13,17 @@ from sklearn.utils.validation import check_is_fitted
 from skdp._moments import moment_sensitivity
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.mechanisms import GaussianMechanism, LaplaceMechanism
+from skdp.naive_bayes._nb_statistics import (
+    class_sums,
+    dask_class_stats,
+    dask_labels,
+    exact_statistics,
+    from_moments,
+    weighted,
+)
 from skdp.utils import check_bounds, infer_bounds, noise_generator
 from skdp.utils.atomic_fit import atomic_fit
+from skdp.utils.dask_rows import dask_shape, is_dask_collection
 from skdp.utils.privacy_warnings import warn_privacy_leak
 from skdp.utils.sklearn_compat import (
     BOUNDS,
@@ -158,17 +167,8 @@ def nb_statistics(W, codes, n_classes, count_weight, moment_weight):
         ``n_classes`` weighted counts, then the ``(n_classes, n_features)`` sums,
         then the weighted sums of squares (row-major).
     """
-    counts = np.bincount(codes, minlength=n_classes).astype(np.float64)
-    d = W.shape[1]
-    s1 = np.zeros((n_classes, d))
-    s2 = np.zeros((n_classes, d))
-    for k in range(n_classes):
-        rows = W[codes == k]
-        s1[k] = rows.sum(axis=0)
-        s2[k] = np.einsum("ij,ij->j", rows, rows)
-    return np.concatenate(
-        [count_weight * counts, s1.ravel(), moment_weight * s2.ravel()]
-    )
+    counts, s1, s2 = class_sums(W, codes, n_classes)
+    return weighted(counts, s1, s2, count_weight, moment_weight)
 
 
 def _project_counts(noisy, n):
@@ -405,7 +405,7 @@ class PrivateGaussianNB(ClassifierMixin, BudgetTrackingMixin, BaseEstimator):
             if found.size != declared.size:
                 raise ValueError(f"classes has repeated labels: {self.classes!r}.")
             type_of_target(found, input_name="classes", raise_unknown=True)
-            unknown = ~np.isin(y, found)
+            unknown = np.zeros(0, bool) if y is None else ~np.isin(y, found)
             if np.any(unknown):
                 raise ValueError(
                     f"y contains labels not in classes {found.tolist()}: "
@@ -450,19 +450,39 @@ class PrivateGaussianNB(ClassifierMixin, BudgetTrackingMixin, BaseEstimator):
     def fit(self, X, y):
         """Release the class counts, means and variances: spends ``(epsilon, delta)``.
 
+        **Dask input.** A dask array/dataframe ``X`` with a dask array/series
+        ``y`` (dask aligns their blocks) never comes to this process: each
+        block is checked (NaN, labels outside ``classes``: it fails before
+        anything is spent) and reduced to per-class integer counts, sums and
+        sums of squares on the workers, merged there; only those come back
+        for the one release. ``bounds_X`` and ``classes`` must be declared.
+        Equal to the in-memory fit with the same ``random_state``: the counts
+        bit for bit, the means and variances up to the order of the sums.
+
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        X : array-like or dask array/dataframe of shape (n_samples, n_features)
+        y : array-like or dask array/series of shape (n_samples,)
 
         Returns
         -------
         self
         """
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        n, d = X.shape
-        classes = self._resolve_classes(y)
+        on_dask = is_dask_collection(X) or is_dask_collection(y)
+        if on_dask:
+            n, d, X = dask_shape(self, X)
+            y = dask_labels(y, n)
+            if self.bounds_X is None or self.classes is None:
+                raise ValueError(
+                    "PrivateGaussianNB on dask input needs declared bounds_X and "
+                    "classes: reading them off the data would leak them."
+                )
+            classes = self._resolve_classes(None)
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64)
+            check_classification_targets(y)
+            n, d = X.shape
+            classes = self._resolve_classes(y)
         n_classes = classes.size
         priors = self._check_priors(n_classes)
         if self.bounds_X is None:
@@ -479,6 +499,13 @@ class PrivateGaussianNB(ClassifierMixin, BudgetTrackingMixin, BaseEstimator):
         mech = mu = lam = None
         if self._private:
             mech, mu, lam = self._mechanism(int(active.sum()), n_classes, d)
+        stats = None
+        if on_dask:
+            # the statistics on the workers first: a bad block (NaN, an
+            # unknown label) fails there, before anything is spent
+            stats = dask_class_stats(
+                X, y, classes, lower, upper, exact=not self._private
+            )
         # every input and parameter is validated: record the spend (a refused
         # spend stops the release before any noise is drawn), then draw
         spend = PrivacyBudget(float(self.epsilon), float(self.delta))
@@ -488,12 +515,21 @@ class PrivateGaussianNB(ClassifierMixin, BudgetTrackingMixin, BaseEstimator):
         rng = noise_generator(self.random_state)
         self.classes_ = classes
         self.bounds_ = (lower, upper)
-        clipped = np.clip(X, lower, upper)
-        codes = np.searchsorted(classes, y)
+        if not on_dask:
+            clipped = np.clip(X, lower, upper)
+            codes = np.searchsorted(classes, y)
+            if self._private:
+                safe = np.where(half > 0, half, 1.0)
+                W = np.where(half > 0, (clipped - centre) / safe, 0.0)
+                stats = class_sums(W, codes, n_classes)
+            else:
+                stats = exact_statistics(clipped, codes, n_classes, centre)
+        elif not self._private:
+            stats = from_moments(stats, centre)
         if self._private:
-            self._private_fit(clipped, codes, centre, half, mech, mu, lam, rng)
+            self._private_fit(stats, n, d, centre, half, mech, mu, lam, rng)
         else:
-            self._exact_fit(clipped, codes, centre, half)
+            self._exact_fit(*stats, half)
         self.class_prior_ = (
             priors
             if priors is not None
@@ -505,12 +541,9 @@ class PrivateGaussianNB(ClassifierMixin, BudgetTrackingMixin, BaseEstimator):
         value = self.var_smoothing * float(np.max(half**2, initial=0.0))
         return value if value > 0 else float(self.var_smoothing)
 
-    def _private_fit(self, clipped, codes, centre, half, mech, mu, lam, rng):
-        n, d = clipped.shape
+    def _private_fit(self, sums, n, d, centre, half, mech, mu, lam, rng):
         n_classes = self.classes_.size
-        safe = np.where(half > 0, half, 1.0)
-        W = np.where(half > 0, (clipped - centre) / safe, 0.0)
-        stats = nb_statistics(W, codes, n_classes, mu, lam)
+        stats = weighted(*sums, mu, lam)
         noisy = mech.randomize(stats, random_state=rng)
         counts = _project_counts(noisy[:n_classes] / mu, n)
         s1 = noisy[n_classes : n_classes * (1 + d)].reshape(n_classes, d)
@@ -533,17 +566,9 @@ class PrivateGaussianNB(ClassifierMixin, BudgetTrackingMixin, BaseEstimator):
         self.var_ = half**2 * v + self.epsilon_
         self.variance_floor_ = half**2 * floor
 
-    def _exact_fit(self, clipped, codes, centre, half):
-        n_classes, d = self.classes_.size, clipped.shape[1]
-        counts = np.bincount(codes, minlength=n_classes).astype(np.float64)
-        theta = np.tile(centre, (n_classes, 1))
-        var = np.zeros((n_classes, d))
-        for k in range(n_classes):
-            rows = clipped[codes == k]
-            if rows.shape[0]:
-                theta[k] = np.mean(rows, axis=0)
-                var[k] = np.var(rows, axis=0)
-        smoothing = self.var_smoothing * float(np.max(np.var(clipped, axis=0)))
+    def _exact_fit(self, counts, theta, var, overall_var, half):
+        n_classes, d = theta.shape
+        smoothing = self.var_smoothing * float(np.max(overall_var))
         self.epsilon_ = smoothing if smoothing > 0 else self._smoothing(half)
         self.count_weight_ = self.moment_weight_ = None
         self.sensitivity_ = self.noise_scale_ = 0.0

@@ -9,7 +9,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted
 
-from skdp._moments import MOMENT_WEIGHT, moment_sensitivity
+from skdp._moments import MOMENT_WEIGHT, Moments, moment_sensitivity
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.mechanisms import GaussianMechanism, LaplaceMechanism
 from skdp.utils import check_bounds, infer_bounds, noise_generator
@@ -69,40 +69,6 @@ def _constant_features(var, mean, n):
     eps = np.finfo(np.float64).eps
     upper = n * eps * var + (n * mean * eps) ** 2
     return var <= upper
-
-
-class Moments:
-    """Mergeable moments of rows clipped to the declared ranges.
-
-    ``n`` rows; ``sums``: the released statistic of :func:`moment_statistics`
-    (None when not computed); ``mean`` and ``m2``: the exact mean and centred
-    sum of squares per feature (for ``epsilon=inf``; None otherwise). ``+``
-    merges disjoint rows: the sums add, the mean and ``m2`` by Chan, Golub &
-    LeVeque's pairwise update (numerically stable, like numpy's two passes).
-    """
-
-    __slots__ = ("n", "sums", "mean", "m2")
-
-    def __init__(self, n, sums=None, mean=None, m2=None):
-        self.n = n
-        self.sums = sums
-        self.mean = mean
-        self.m2 = m2
-
-    def __add__(self, other):
-        if other.n == 0:
-            return self
-        if self.n == 0:
-            return other
-        n = self.n + other.n
-        sums = None if self.sums is None else self.sums + other.sums
-        mean = m2 = None
-        if self.mean is not None:
-            delta = other.mean - self.mean
-            mean = self.mean + delta * (other.n / n)
-            if self.m2 is not None:
-                m2 = self.m2 + other.m2 + delta**2 * (self.n * other.n / n)
-        return Moments(n, sums, mean, m2)
 
 
 def _merge_moments(*parts):

@@ -6,8 +6,15 @@ import numpy as np
 
 from skdp._moments import MOMENT_WEIGHT, moment_sensitivity
 from skdp.mechanisms import LaplaceMechanism
-from skdp.tools._reduction import Reduction, as_data, checked_epsilon, spend
+from skdp.tools._reduction import (
+    DaskReduction,
+    Reduction,
+    as_data,
+    checked_epsilon,
+    spend,
+)
 from skdp.utils import noise_generator
+from skdp.utils.dask_rows import is_dask_collection
 
 __all__ = [
     "count_nonzero",
@@ -52,11 +59,17 @@ def moments_sensitivity(per_record, with_squares=False):
 
 
 def _release(a, epsilon, bounds, axis, keepdims, random_state, source, squares):
-    """Validate, record, draw: ``(reduction, lower, upper, s1, s2)`` in [-1, 1]
-    units (``s2`` the sums of squares, None unless ``squares``)."""
-    arr = as_data(a)
+    """Validate, record, draw: ``(reduction, lower, upper, s1, s2, exact)``:
+    private, ``s1``, ``s2`` the noisy sums in [-1, 1] units (``s2`` the sums
+    of squares, None unless ``squares``) and ``exact`` None; at
+    ``epsilon=inf``, ``exact = (sum, mean, var)`` of the clipped values per
+    output (numpy's in memory)."""
+    on_dask = is_dask_collection(a)
+    if on_dask:
+        red = DaskReduction(a, axis, keepdims)
+    else:
+        red = Reduction(as_data(a), axis, keepdims)
     epsilon = checked_epsilon(epsilon)
-    red = Reduction(arr, axis, keepdims)
     lower, upper = red.bounds(bounds)
     private = not math.isinf(epsilon)
     mech = None
@@ -64,14 +77,31 @@ def _release(a, epsilon, bounds, axis, keepdims, random_state, source, squares):
         sens = moments_sensitivity(red.per_record, with_squares=squares)
         dim = red.n_outputs * (2 if squares else 1)
         mech = LaplaceMechanism(epsilon, sens, dimension=dim)
+    moments = None
+    if on_dask:
+        # the sums on the workers first: a bad block fails there, before
+        # anything is spent
+        moments = red.moments(lower, upper, exact=not private)
     spend(epsilon, source, mechanism=mech)
     rng = noise_generator(random_state)
-    stats = moment_sums(red.values, lower, upper, squares)
-    if private:
-        stats = mech.randomize(stats, random_state=rng)
+    if not private:
+        if on_dask:
+            exact = (moments.sums, moments.mean, moments.m2 / moments.n)
+        else:
+            clipped = np.clip(red.values, lower[:, None], upper[:, None])
+            exact = (clipped.sum(axis=1), clipped.mean(axis=1), clipped.var(axis=1))
+        return red, lower, upper, None, None, exact
+    if on_dask:
+        k = red.n_outputs
+        stats = moments.sums[:k]
+        if squares:
+            stats = np.concatenate([stats, MOMENT_WEIGHT * moments.sums[k:]])
+    else:
+        stats = moment_sums(red.values, lower, upper, squares)
+    stats = mech.randomize(stats, random_state=rng)
     s1 = stats[: red.n_outputs]
     s2 = stats[red.n_outputs :] / MOMENT_WEIGHT if squares else None
-    return red, lower, upper, s1, s2, private
+    return red, lower, upper, s1, s2, None
 
 
 def moment_sums(values, lower, upper, squares=False):
@@ -103,7 +133,7 @@ def sum(a, epsilon=1.0, bounds=None, axis=None, keepdims=False, random_state=Non
 
     Parameters
     ----------
-    a : array-like
+    a : array-like or dask array
         The data; its records are the slices along the first axis (the rows;
         the elements of a 1-d array).
     epsilon : float, default=1.0
@@ -133,6 +163,15 @@ def sum(a, epsilon=1.0, bounds=None, axis=None, keepdims=False, random_state=Non
     output). Spends ``epsilon`` once, recorded in any active
     :func:`~skdp.accounting.track_budget`.
 
+    **Dask input.** A dask array ``a`` (records its rows, ``axis`` None or
+    0) is never brought into this process: each block of rows is checked
+    (finite), clipped and reduced to its per-output sums on the workers, the
+    sums are tree-merged there, and only they come back for the one release,
+    where the spend is recorded (a bad block fails before anything is spent).
+    ``bounds`` must then be declared. The result equals the in-memory one
+    with the same ``random_state`` up to the order of the float sums. Dask is
+    the optional extra ``skdp[dask]``.
+
     Examples
     --------
     >>> import numpy as np
@@ -141,13 +180,12 @@ def sum(a, epsilon=1.0, bounds=None, axis=None, keepdims=False, random_state=Non
     >>> bool(abs(tools.sum(x, epsilon=1.0, bounds=(0, 10)) - x.sum()) < 200)
     True
     """
-    red, lower, upper, s1, _, private = _release(
+    red, lower, upper, s1, _, exact = _release(
         a, epsilon, bounds, axis, keepdims, random_state, "sum", False
     )
     centre, half = (lower + upper) / 2, (upper - lower) / 2
-    if not private:
-        clipped = np.clip(red.values, lower[:, None], upper[:, None])
-        return red.shape_result(clipped.sum(axis=1))
+    if exact is not None:
+        return red.shape_result(exact[0])
     return red.shape_result(red.m * centre + half * np.clip(s1, -red.m, red.m))
 
 
@@ -156,7 +194,7 @@ def mean(a, epsilon=1.0, bounds=None, axis=None, keepdims=False, random_state=No
 
     Parameters
     ----------
-    a : array-like
+    a : array-like or dask array
         The data; its records are the slices along the first axis (the rows;
         the elements of a 1-d array).
     epsilon : float, default=1.0
@@ -186,7 +224,7 @@ def mean(a, epsilon=1.0, bounds=None, axis=None, keepdims=False, random_state=No
     for the mean of a 1-d array, as diffprivlib's; for ``axis=0`` of an
     ``(n, d)`` array ``d (upper - lower) / (n epsilon)`` per column (a record
     is a row, so the ``d`` means share epsilon; diffprivlib gives each
-    ``epsilon / d``: the same noise).
+    ``epsilon / d``: the same noise). Dask input: as for :func:`sum`.
 
     Examples
     --------
@@ -196,24 +234,22 @@ def mean(a, epsilon=1.0, bounds=None, axis=None, keepdims=False, random_state=No
     >>> bool(abs(tools.mean(x, epsilon=1.0, bounds=(0, 10)) - x.mean()) < 0.05)
     True
     """
-    red, lower, upper, s1, _, private = _release(
+    red, lower, upper, s1, _, exact = _release(
         a, epsilon, bounds, axis, keepdims, random_state, "mean", False
     )
     centre, half = (lower + upper) / 2, (upper - lower) / 2
-    if not private:
-        clipped = np.clip(red.values, lower[:, None], upper[:, None])
-        return red.shape_result(clipped.mean(axis=1))
+    if exact is not None:
+        return red.shape_result(exact[1])
     return red.shape_result(centre + half * np.clip(s1 / red.m, -1.0, 1.0))
 
 
 def _variance(a, epsilon, bounds, axis, keepdims, random_state, source):
-    red, lower, upper, s1, s2, private = _release(
+    red, lower, upper, s1, s2, exact = _release(
         a, epsilon, bounds, axis, keepdims, random_state, source, True
     )
     half = (upper - lower) / 2
-    if not private:
-        clipped = np.clip(red.values, lower[:, None], upper[:, None])
-        return red, clipped.var(axis=1)
+    if exact is not None:
+        return red, exact[2]
     m = np.clip(s1 / red.m, -1.0, 1.0)
     v = np.clip(s2 / red.m - m**2, 0.0, 1.0 - m**2)
     return red, half**2 * v
@@ -224,7 +260,7 @@ def var(a, epsilon=1.0, bounds=None, axis=None, keepdims=False, random_state=Non
 
     Parameters
     ----------
-    a : array-like
+    a : array-like or dask array
         The data; its records are the slices along the first axis (the rows;
         the elements of a 1-d array).
     epsilon : float, default=1.0
@@ -254,6 +290,11 @@ def var(a, epsilon=1.0, bounds=None, axis=None, keepdims=False, random_state=Non
     alone with sensitivity ``(upper - lower)^2 (n - 1) / n^2``, which
     assumes the mean of the neighbour equals the data's: here both moments
     come from the one release.)
+
+    **Dask input.** As for :func:`sum`: the per-output sums of ``w`` and
+    ``w^2`` of each block of rows are computed on the workers and merged
+    there; only they come back for the one release (at ``epsilon=inf``: the
+    blocks' means and centred sums of squares, merged by Chan's update).
 
     Examples
     --------
@@ -318,11 +359,11 @@ def count_nonzero(a, epsilon=1.0, axis=None, keepdims=False, random_state=None):
     """
     arr = as_data(a)
     indicators = (arr != 0).astype(np.float64)
-    red, _, _, s1, _, private = _release(
+    red, _, _, s1, _, exact = _release(
         indicators, epsilon, (0.0, 1.0), axis, keepdims, random_state,
         "count_nonzero", False,
     )  # fmt: skip
-    if not private:
+    if exact is not None:
         return red.shape_result(red.values.sum(axis=1).astype(np.int64))
     counts = red.m / 2 + s1 / 2
     return red.shape_result(np.clip(np.rint(counts), 0, red.m).astype(np.int64))

@@ -10,11 +10,18 @@ from skdp.accounting import PrivacyBudget, record_spend
 from skdp.utils import check_bounds, check_epsilon
 from skdp.utils.privacy_warnings import warn_privacy_leak
 
-__all__ = ["Reduction", "as_data", "spend"]
+__all__ = ["DaskReduction", "Reduction", "as_data", "spend"]
 
 
 def as_data(a, name="a"):
     """``a`` as a finite float64 array with at least one dimension and row."""
+    from skdp.utils.dask_rows import is_dask_collection
+
+    if is_dask_collection(a):  # never brought to this process silently
+        raise TypeError(
+            f"{name} is a dask collection: of skdp.tools, sum, mean, var and std "
+            "reduce it on the workers; compute it first for the others."
+        )
     arr = np.asarray(a)
     if arr.dtype == object or not (
         np.issubdtype(arr.dtype, np.number) or arr.dtype == bool
@@ -115,6 +122,117 @@ class Reduction:
         """The outputs in the result's shape (a float for a scalar result)."""
         out = np.asarray(flat).reshape(self.out_shape)
         return out.item() if out.ndim == 0 else out
+
+
+def _check_block(block):
+    """One block of a dask input, checked on its worker (as :func:`as_data`)."""
+    block = np.asarray(block, dtype=np.float64)
+    if not np.all(np.isfinite(block)):
+        raise ValueError(
+            "a must be finite (no NaN or inf): drop or impute missing values "
+            "first; how many are missing is itself data."
+        )
+    return block
+
+
+def _block_moments(block, *, lower, upper, outputs, exact):
+    """Per-output sums of one block of rows, reduced on a worker.
+
+    ``outputs == 1``: every element of the block feeds the one output;
+    otherwise column ``o`` feeds output ``o``. Private: the sums of ``w`` and
+    ``w^2`` in [-1, 1] units (``Moments.sums``); ``exact``: the clipped
+    values' sum, mean and ``m2`` (merged by Chan's update).
+    """
+    from skdp._moments import Moments
+
+    values = _check_block(block).reshape(-1, outputs)
+    n = values.shape[0]
+    if n == 0:
+        return Moments(0)
+    clipped = np.clip(values, lower, upper)
+    if exact:
+        return Moments(
+            n,
+            sums=clipped.sum(axis=0),
+            mean=clipped.mean(axis=0),
+            m2=clipped.var(axis=0) * n,
+        )
+    centre, half = (lower + upper) / 2, (upper - lower) / 2
+    w = (clipped - centre) / half
+    return Moments(n, sums=np.concatenate([w.sum(axis=0), np.einsum("ij,ij->j", w, w)]))
+
+
+class DaskReduction:
+    """The :class:`Reduction` of a dask array whose records are its rows.
+
+    Reduced over all axes (one output) or over the rows only (one output per
+    column of a 2-d array); the sums are computed per block of rows on the
+    workers (:func:`skdp.utils.dask_rows.reduce_rows`) and only they come back.
+    """
+
+    def __init__(self, arr, axis=None, keepdims=False):
+        from skdp.utils.dask_rows import as_row_blocks
+
+        arr = as_row_blocks(arr, "a")
+        if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+            raise TypeError(f"a must hold numbers, got dtype {arr.dtype}.")
+        if arr.size == 0:
+            raise ValueError("a must not be empty.")
+        axes = _axes(axis, arr.ndim)
+        if axes == tuple(range(arr.ndim)):
+            self.n_outputs = 1
+        elif axes == (0,):
+            self.n_outputs = arr.shape[1]
+        else:
+            raise ValueError(
+                f"on a dask array, axis must reduce the rows (None or 0), got "
+                f"{axis!r}: reduce the other axes first with dask itself."
+            )
+        self.arr = arr if arr.ndim == 2 else arr[:, None]
+        self.n_records = arr.shape[0]
+        self.per_record = arr.size // self.n_records
+        self.m = arr.size // self.n_outputs
+        if keepdims:
+            self.out_shape = (1,) * arr.ndim
+            if self.n_outputs > 1:
+                self.out_shape = (1, arr.shape[1])
+        else:
+            self.out_shape = () if self.n_outputs == 1 else (arr.shape[1],)
+
+    def bounds(self, bounds, name="bounds"):
+        """Declared ``(lower, upper)`` per output (reading them off the data
+        would leak them)."""
+        if bounds is None:
+            raise ValueError(
+                f"skdp.tools on dask input needs declared {name}: reading the "
+                "range off the data would leak it."
+            )
+        return check_bounds(bounds, self.n_outputs, name=name)
+
+    def moments(self, lower, upper, exact):
+        """The merged :class:`~skdp._moments.Moments`."""
+        import functools
+
+        from skdp.utils.dask_rows import reduce_rows
+
+        reduce_block = functools.partial(
+            _block_moments,
+            lower=lower,
+            upper=upper,
+            outputs=self.n_outputs,
+            exact=exact,
+        )
+
+        return reduce_rows(self.arr, reduce_block, _merge)
+
+    shape_result = Reduction.shape_result
+
+
+def _merge(*parts):
+    out = parts[0]
+    for part in parts[1:]:
+        out = out + part
+    return out
 
 
 def spend(epsilon, source, mechanism=None):
