@@ -246,17 +246,22 @@ def test_too_many_entries_refused_before_parsing(monkeypatch):
     items = b"\x0a\x02\x08\x00" * (MAX_ENTRIES + 1)  # List.items: Value(null)
     frame = _raw_frame(b"\x4a" + _varint(len(items)) + items)  # Value.list_value
 
+    parsed = []
+
     class NoParse:
         class Message:
             @staticmethod
             def FromString(data):
+                parsed.append(len(data))
                 raise AssertionError("parsed a frame the walk should refuse")
 
         Version = pb.Version
 
     _wire._schema()  # loaded, then its parser replaced
     monkeypatch.setitem(_wire._SCHEMA, "pb", NoParse)
-    _refused(frame, f"more than {MAX_ENTRIES} entries")
+    with pytest.raises(WireError, match=f"more than {MAX_ENTRIES} entries"):
+        decode_message(frame)
+    assert parsed == []  # refused by the walk: protobuf never saw the frame
 
 
 def test_too_many_entries_after_parsing(monkeypatch):
