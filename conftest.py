@@ -14,6 +14,9 @@ os.environ["SKDP_REPRODUCIBLE_NOISE"] = "1"
 
 import pytest  # noqa: E402
 
+# the dask tests' shared cluster and time bound (fixtures `client`, `time_limit`)
+pytest_plugins = ["tests.dask_cluster"]
+
 
 @pytest.fixture(autouse=True)
 def _reproducible_noise_after_each_test():

@@ -1,6 +1,5 @@
 """FM estimators on dask collections: statistics reduced on a real 2-worker cluster."""
 
-import os
 import tracemalloc
 
 import numpy as np
@@ -12,28 +11,6 @@ from skdp.linear_model import FMLinearRegression, FMLogisticRegression
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
-
-
-@pytest.fixture(scope="module")
-def client():
-    """A real LocalCluster with two worker processes, closed after the module."""
-    cluster = distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-        death_timeout=30,
-    )
-    client = distributed.Client(cluster, timeout="30s")
-    pids = list(client.run(os.getpid).values())
-    try:
-        yield client
-    finally:
-        client.close(timeout=30)
-        cluster.close(timeout=30)
-    for pid in pids:  # nothing left running
-        with pytest.raises(ProcessLookupError):
-            os.kill(pid, 0)
 
 
 def _data(n=3000, d=5, seed=0):

@@ -14,8 +14,6 @@ suite opts in to reproducible noise, ``conftest.py``):
 """
 
 import math
-import os
-import signal
 
 import numpy as np
 import pytest
@@ -30,48 +28,15 @@ da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
+
 U = np.finfo(np.float64).eps / 2  # unit roundoff
 N, D, CHUNK = 3000, 4, 450
 BLOCKS = math.ceil(N / CHUNK)
-TEST_SECONDS = 120  # a test that hangs on the cluster fails instead
-
-
-@pytest.fixture(scope="module")
-def client():
-    """A real LocalCluster with two worker processes, closed after the module."""
-    cluster = distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-        death_timeout=30,
-    )
-    client = distributed.Client(cluster, timeout="30s")
-    pids = list(client.run(os.getpid).values())
-    try:
-        yield client
-    finally:
-        client.close(timeout=30)
-        cluster.close(timeout=30)
-    for pid in pids:  # nothing left running
-        with pytest.raises(ProcessLookupError):
-            os.kill(pid, 0)
 
 
 @pytest.fixture(autouse=True)
-def _time_limit():
-    """Each test is bounded in time (SIGALRM interrupts a blocked compute)."""
-
-    def expire(signum, frame):
-        raise TimeoutError(f"test took more than {TEST_SECONDS} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(TEST_SECONDS)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+def _time_limit(time_limit):
+    """Every test here is bounded in time (tests/dask_cluster.py)."""
 
 
 # Three directions of decreasing variance inside the box [-1, 1]^4 (PCA needs
