@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-__all__ = ["MOMENT_WEIGHT", "Moments", "moment_sensitivity"]
+__all__ = ["MOMENT_WEIGHT", "Moments", "chan_merge", "moment_sensitivity"]
 
 #: Weight ``lambda`` of the sums of squares in the released vector
 #: ``(sum w, lambda sum w^2)`` of the features mapped to [-1, 1] (see the Notes
@@ -104,12 +104,22 @@ class Moments:
             return self
         if self.n == 0:
             return other
-        n = self.n + other.n
         sums = None if self.sums is None else self.sums + other.sums
-        mean = m2 = None
-        if self.mean is not None:
-            delta = other.mean - self.mean
-            mean = self.mean + delta * (other.n / n)
-            if self.m2 is not None:
-                m2 = self.m2 + other.m2 + delta**2 * (self.n * other.n / n)
-        return Moments(n, sums, mean, m2)
+        mean, m2 = chan_merge(self, other)
+        return Moments(self.n + other.n, sums, mean, m2)
+
+
+def chan_merge(a, b, *, outer=False):
+    """``(mean, m2)`` of the union of the disjoint rows of ``a`` and ``b``
+    (objects with ``n``, ``mean``, ``m2``; ``m2`` the centred sum of squares,
+    or of cross-products with ``outer=True``): Chan, Golub & LeVeque's
+    pairwise update. ``(None, None)`` without means; ``m2`` None without."""
+    if a.mean is None:
+        return None, None
+    n = a.n + b.n
+    delta = b.mean - a.mean
+    mean = a.mean + delta * (b.n / n)
+    if a.m2 is None:
+        return mean, None
+    spread = np.outer(delta, delta) if outer else delta**2
+    return mean, a.m2 + b.m2 + spread * (a.n * b.n / n)

@@ -12,6 +12,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from sklearn.utils import check_array
 
+from skdp._moments import chan_merge
 from skdp.mechanisms import GaussianMechanism
 from skdp.utils import clip_to_norm
 
@@ -237,14 +238,9 @@ class GramSums:
             return self
         if self.n == 0:
             return other
-        n = self.n + other.n
         gram = None if self.gram is None else self.gram + other.gram
-        mean = m2 = None
-        if self.mean is not None:
-            delta = other.mean - self.mean
-            mean = self.mean + delta * (other.n / n)
-            m2 = self.m2 + other.m2 + np.outer(delta, delta) * (self.n * other.n / n)
-        return GramSums(n, gram, mean, m2)
+        mean, m2 = chan_merge(self, other, outer=True)
+        return GramSums(self.n + other.n, gram, mean, m2)
 
 
 def _merge_gram(*parts):
