@@ -169,6 +169,7 @@ class Node:
         self._lock = threading.Lock()
         self.reached = set()  # peers that answered a ping
         self.unreachable = set()  # peers whose TLS handshake check failed
+        self.aborted_by = set()  # peers that sent an abort: they know already
         self.bytes_received = 0
         self.messages_received = 0
         started = time.monotonic()
@@ -233,9 +234,11 @@ class Node:
             self.bytes_received += nbytes
             self.messages_received += 1
         if message.step == ABORT:
+            sender = self.hosts.get(message.sender, message.sender)
+            self.aborted_by.add(sender)
             if self._abort is None:
                 cause = message.payload.get("cause", "no cause given")
-                self._abort = (self.hosts.get(message.sender, message.sender), cause)
+                self._abort = (sender, cause)
             self._inbox.put(None)  # wake the main loop
             return
         self._inbox.put(message)
@@ -515,7 +518,9 @@ class Node:
         origin = self._abort[0] if self._abort else None
         pending = set(self.peers) - {origin}
         pending -= self._tell(pending, cause)
-        late = pending - self.reached - self.unreachable
+        # a peer whose own abort arrived while this one failed (the two crossed)
+        # knows the run is over and may have exited: never wait for it
+        late = pending - self.reached - self.unreachable - self.aborted_by
         relayed = origin is not None and origin != self.name
         if relayed or not late or time.monotonic() >= self.startup_deadline:
             return
@@ -530,6 +535,7 @@ class Node:
             if self._stopped.wait(0.5):
                 return
             late -= self.endpoint.failure_seen_by  # answered ABORTED meanwhile
+            late -= self.aborted_by
             late -= self._tell(late, cause)
 
     def close(self):
