@@ -17,6 +17,7 @@ from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.mechanisms import LaplaceMechanism
 from skdp.utils import check_bounds, infer_bounds, noise_generator
 from skdp.utils.atomic_fit import atomic_fit
+from skdp.utils.dask_rows import dask_shape, is_dask_collection
 from skdp.utils.sklearn_compat import (
     BOUNDS,
     RANDOM_STATE,
@@ -294,7 +295,8 @@ class PrivateKMeans(
         about its row), as scikit-learn's ``fit_predict`` needs; do not
         publish it. The same holds for ``score`` and ``predict`` on the
         training data. No ``inertia_`` is kept (it would be a statistic of
-        the training data); ``-score(X)`` gives it for any ``X``.
+        the training data); ``-score(X)`` gives it for any ``X``. On dask
+        input a lazy dask array (``fit`` does not compute it).
     n_iter_ : int
         ``T``, the private Lloyd iterations made.
     coreset_depth_ : int
@@ -345,6 +347,31 @@ class PrivateKMeans(
     ``T`` (each iteration gets ``epsilon / (T + 1)``) and Lloyd from a good
     start gains little after a few rounds (Su et al. 2016 found DPLloyd best
     at about 5 or fewer).
+
+    **Dask input** (``fit`` only; ``bounds_X`` declared). One pass over every
+    block on the workers checks it (finite, 2-D, ``d`` columns) before
+    anything is spent or drawn. Then each of the ``T + 1`` releases is one
+    pass: each block is mapped to [-1, 1] and its rows put in cells (the
+    coreset's tree, or the nearest current centre) by the elementwise
+    operations of the in-memory fit, reduced to integer counts and float
+    sums per cell on its worker, and merged there; only the table of ``cells
+    x (1 + d)`` numbers comes back, and the noise is drawn here, in the
+    in-memory order (the convergence test at ``epsilon=inf`` counts the rows
+    that changed cluster on the workers). Why the statistics are the
+    in-memory ones: the counts are integers, exact in any order; a sum of
+    ``m`` mapped values (``|w_j| <= 1``) added in any order is within
+    ``gamma_m m`` of the exact sum (Higham 2002, eq. (4.4); ``gamma_m = m u /
+    (1 - m u)``, ``u = 2^-53``), so the dask and in-memory sums differ by at
+    most ``2 gamma_n n`` (plus one step of the Laplace lattice when a sum
+    lies next to a rounding boundary), and a released centre by that over
+    its noisy count. Rows are assigned from the released centres, so the
+    fits stay that close as long as no row lies within this distance of a
+    boundary between two cells (or BLAS rounds one row's distances
+    differently in a block of another size); ``tests/cluster/
+    test_kmeans_dask.py`` tests the centres with this bound. ``labels_`` is
+    then a lazy dask array (nearest released centre per row, not computed).
+    Each pass reads the blocks again: ``X.persist()`` first to read the
+    source once.
 
     **Post-processing.** A cell or cluster whose noisy count ``n~`` is below
     the standard deviation of its count noise is dropped (coreset) or keeps
@@ -425,7 +452,9 @@ class PrivateKMeans(
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or dask array/dataframe of shape (n_samples, n_features)
+            A dask collection is reduced on its workers (``bounds_X`` must be
+            declared; see Notes): only the cell statistics come back.
         y : None
             Ignored.
 
@@ -433,8 +462,19 @@ class PrivateKMeans(
         -------
         self
         """
-        X = validate_data(self, X, dtype=np.float64)
-        n, d = X.shape
+        from skdp.cluster._kmeans_dask import DaskRows, MemoryRows, unit_rows
+
+        on_dask = is_dask_collection(X)
+        if on_dask:
+            n, d, X = dask_shape(self, X)
+            if self.bounds_X is None:
+                raise ValueError(
+                    "PrivateKMeans on dask input needs declared bounds_X: reading "
+                    "them off the data would leak them."
+                )
+        else:
+            X = validate_data(self, X, dtype=np.float64)
+            n, d = X.shape
         if n < self.n_clusters:
             raise ValueError(
                 f"n_samples={n} should be >= n_clusters={self.n_clusters}."
@@ -449,22 +489,25 @@ class PrivateKMeans(
         centre, half = (lower + upper) / 2, (upper - lower) / 2
         active = half > 0
         T, depth, mu, start_mech, mech = self._plan(n, int(active.sum()))
+        scale = half[active]
+        if on_dask:  # a full validation pass on the workers (nothing spent yet)
+            rows = DaskRows.validated(X, n, lower, upper, active, scale)
+        else:
+            rows = MemoryRows(unit_rows(X, lower, upper, active), scale)
         # every input and parameter is validated: record the spend (a refused
         # spend stops the release before any noise is drawn), then draw
         spend = PrivacyBudget(float(self.epsilon), 0.0)
         events = None if mech is None else [start_mech] + [mech] * T
         self.privacy_spent_ = record_spend(spend, type(self).__name__, mechanism=events)
         rng = noise_generator(self.random_state)
-        W = (np.clip(X, lower, upper)[:, active] - centre[active]) / half[active]
-        scale = half[active]
-        start = self._coreset_start(W, scale, depth, mu, start_mech, rng)
-        final, iters = self._lloyd(W, scale, start, T, mu, mech, rng)
+        start = self._coreset_start(rows, scale, depth, mu, start_mech, rng)
+        final, iters = self._lloyd(rows, start, T, mu, mech, rng)
         self.bounds_ = (lower, upper)
         self.coreset_depth_ = depth
         self.n_iter_ = iters
         self.initial_centers_ = self._to_user(start, centre, half, active)
         self.cluster_centers_ = self._to_user(final, centre, half, active)
-        self.labels_ = _assign(W * scale, final * scale)
+        self.labels_ = rows.labels(final)
         return self
 
     @staticmethod
@@ -479,18 +522,17 @@ class PrivateKMeans(
     def _floor(self, mech, mu):
         return 0.0 if mech is None else math.sqrt(mech.variance) / mu
 
-    def _coreset_start(self, W, scale, depth, mu, mech, rng):
-        from skdp._trees import apply_tree, random_structure
+    def _coreset_start(self, rows, scale, depth, mu, mech, rng):
+        from skdp._trees import random_structure
 
-        n, d = W.shape
-        k = self.n_clusters
+        d, k = scale.size, self.n_clusters
         if d == 0:
             return np.zeros((k, 0))
         box = np.ones(d)
         feature, threshold = random_structure(-box, box, depth, rng)
-        cells = apply_tree(W, feature, threshold)
         m = 2**depth
-        noisy = self._release(kmeans_statistics(W, cells, m, mu), mech, rng)
+        stats = rows.tree_statistics(feature, threshold, m, mu)
+        noisy = self._release(stats, mech, rng)
         counts = noisy[:m] / mu
         keep = counts > max(self._floor(mech, mu), 0.0)
         points = np.clip(noisy[m:].reshape(m, d)[keep] / counts[keep, None], -1, 1)
@@ -498,15 +540,12 @@ class PrivateKMeans(
             return packed_centres(k, d, rng)
         return _weighted_kmeans(points * scale, counts[keep], k, rng) / scale
 
-    def _lloyd(self, W, scale, centres, T, mu, mech, rng):
+    def _lloyd(self, rows, centres, T, mu, mech, rng):
         floor = self._floor(mech, mu)
-        labels = None
         for it in range(T):
-            new_labels = _assign(W * scale, centres * scale)
-            if mech is None and labels is not None and (new_labels == labels).all():
-                return centres, it  # converged (epsilon=inf only)
-            labels = new_labels
-            stats = kmeans_statistics(W, labels, self.n_clusters, mu)
+            stats, changed = rows.lloyd_statistics(centres, mu, mech is None)
+            if changed == 0:
+                return centres, it  # no row changed cluster (epsilon=inf only)
             centres = _update(self._release(stats, mech, rng), centres, mu, floor)
         return centres, T
 

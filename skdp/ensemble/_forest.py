@@ -14,12 +14,16 @@ from skdp._trees import (
     fit_random_tree,
     leaf_proba,
     pooled_prior,
+    random_structure,
+    release_leaf_counts,
     validated_fit_inputs,
 )
+from skdp._trees_dask import dask_leaf_counts, dask_parts, dask_tree_inputs
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.tree import PrivateDecisionTreeClassifier
 from skdp.utils import noise_generator
 from skdp.utils.atomic_fit import atomic_fit
+from skdp.utils.dask_rows import is_dask_collection
 from skdp.utils.sklearn_compat import (
     BOUNDS,
     RANDOM_STATE,
@@ -107,6 +111,23 @@ class PrivateRandomForestClassifier(
     ``T`` times the noise scale, over ``T`` trees), so the parts lose nothing
     and keep one release per row.
 
+    **Dask input** (``fit`` only). The parts cannot be one permutation of
+    all rows without bringing ``n`` indices to one place, so each block of
+    rows draws its own: block ``b`` gets the generator
+    ``SeedSequence(s, spawn_key=(o_b,))`` (``s`` 128 bits drawn from the
+    noise generator after the spend, ``o_b`` the position of the block's
+    first row: public), and its rows get the tree labels ``position mod T``
+    in an order drawn from that stream. The parts have exactly the in-memory
+    sizes (those of ``np.array_split``) and depend on the seed and the block
+    layout only, never on the data, so parallel composition holds as above;
+    but a part is no longer a uniformly random subset of the rows (every
+    block sends ``1/T`` of its rows to every tree) and the parts differ from
+    the in-memory ones (and change when the data are chunked differently).
+    The draws come in another order too (the parts' seed, the ``T``
+    structures, then the ``T`` noise tables), so a dask fit equals an
+    in-memory fit only given the same parts: the count tables are integers,
+    summed over the blocks exactly.
+
     **Depth.** The forest's vote at a point sums ``T`` leaves, each with
     count noise of standard deviation about ``2 sqrt(2) / epsilon``, against
     about ``n 2^-D`` rows in all: the deepest ``D`` with ``n 2^-D >= c sqrt(T)
@@ -180,17 +201,30 @@ class PrivateRandomForestClassifier(
 
         Spends ``epsilon`` (parallel composition over the parts).
 
+        **Dask input.** A dask array/dataframe ``X`` with a dask array/series
+        ``y`` never comes to this process: one pass on the workers checks
+        every block (NaN, infinity, labels outside ``classes``: it fails
+        before anything is spent or drawn), a second counts each block's rows
+        per (tree, leaf, class) there, each row in the tree of a data-free
+        draw made per block (see Notes); only the summed tables come back.
+        ``bounds_X`` and ``classes`` must be declared.
+
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        X : array-like or dask array/dataframe of shape (n_samples, n_features)
+        y : array-like or dask array/series of shape (n_samples,)
 
         Returns
         -------
         self
         """
-        X, codes, classes, lower, upper = validated_fit_inputs(self, X, y)
-        n, T = X.shape[0], self.n_estimators
+        on_dask = is_dask_collection(X) or is_dask_collection(y)
+        if on_dask:  # a full validation pass on the workers (nothing drawn yet)
+            rows, n, classes, lower, upper = dask_tree_inputs(self, X, y)
+        else:
+            X, codes, classes, lower, upper = validated_fit_inputs(self, X, y)
+            n = X.shape[0]
+        T = self.n_estimators
         depth = self.max_depth or auto_depth(n, self.epsilon, T)
         # validated: record the spend (a refused spend draws nothing), then draw
         spend = PrivacyBudget(float(self.epsilon), 0.0)
@@ -200,22 +234,37 @@ class PrivateRandomForestClassifier(
             mechanism=None if math.isinf(self.epsilon) else "laplace",
         )
         rng = noise_generator(self.random_state)
-        X = np.clip(X, lower, upper)
+        if on_dask:
+            fitted = self._dask_trees(rows, classes, lower, upper, depth, rng)
+        else:
+            X = np.clip(X, lower, upper)
+            fitted = [
+                fit_random_tree(
+                    X[part],
+                    codes[part],
+                    lower,
+                    upper,
+                    depth,
+                    classes.size,
+                    self.epsilon,
+                    rng,
+                )  # fmt: skip
+                for part in np.array_split(rng.permutation(n), T)
+            ]
         trees = []
-        for part in np.array_split(rng.permutation(n), T):
+        for feature, threshold, counts in fitted:
             tree = PrivateDecisionTreeClassifier(
                 epsilon=self.epsilon,
                 bounds_X=self.bounds_X,
                 classes=self.classes,
                 max_depth=depth,
             )
-            tree.feature_, tree.threshold_, tree.leaf_counts_ = fit_random_tree(
-                X[part], codes[part], lower, upper, depth, classes.size,
-                self.epsilon, rng,
+            tree.feature_, tree.threshold_, tree.leaf_counts_ = (
+                feature, threshold, counts,
             )  # fmt: skip
             tree.classes_, tree.n_classes_ = classes, classes.size
             tree.max_depth_, tree.bounds_ = depth, (lower, upper)
-            tree.n_features_in_ = X.shape[1]
+            tree.n_features_in_ = self.n_features_in_
             if hasattr(self, "feature_names_in_"):
                 tree.feature_names_in_ = self.feature_names_in_
             tree.privacy_spent_ = spend
@@ -226,6 +275,22 @@ class PrivateRandomForestClassifier(
         self.classes_, self.n_classes_ = classes, classes.size
         self.max_depth_, self.bounds_ = depth, (lower, upper)
         return self
+
+    def _dask_trees(self, rows, classes, lower, upper, depth, rng):
+        """``(feature, threshold, released counts)`` of every tree, the rows
+        (validated dask ``[X | code]``) counted on the workers in one pass.
+
+        Draws, in this order: the seed of the parts (128 bits), the ``T``
+        structures, then the ``T`` noise tables (tree order)."""
+        T = self.n_estimators
+        entropy = [int(v) for v in rng.integers(0, 2**63, size=2)]
+        parts = dask_parts(rows.chunks[0], entropy, T) if T > 1 else None
+        structures = [random_structure(lower, upper, depth, rng) for _ in range(T)]
+        tables = dask_leaf_counts(rows, parts, structures, lower, upper, classes.size)
+        return [
+            (feature, threshold, release_leaf_counts(table, self.epsilon, rng))
+            for (feature, threshold), table in zip(structures, tables, strict=True)
+        ]
 
     def predict_proba(self, X):
         """Class probabilities: the mean of the trees' shrunk leaf frequencies.

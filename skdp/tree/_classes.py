@@ -14,11 +14,15 @@ from skdp._trees import (
     fit_random_tree,
     leaf_proba,
     pooled_prior,
+    random_structure,
+    release_leaf_counts,
     validated_fit_inputs,
 )
+from skdp._trees_dask import dask_leaf_counts, dask_tree_inputs
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.utils import noise_generator
 from skdp.utils.atomic_fit import atomic_fit
+from skdp.utils.dask_rows import is_dask_collection
 from skdp.utils.sklearn_compat import (
     BOUNDS,
     RANDOM_STATE,
@@ -121,6 +125,14 @@ class PrivateDecisionTreeClassifier(
     deviation ``2 sqrt(2) / epsilon``: the deepest ``D`` with ``n 2^-D >= c
     2 sqrt(2) / epsilon`` (``c = 0.5``, see ``skdp._trees.LEAF_SIGNAL``).
 
+    **Dask input** (``fit`` only). After a validation pass over every block
+    (before the spend), the structure is drawn, then each block's rows are
+    counted per (leaf, class) on its worker and the tables summed there; the
+    counts are integers, so the table is the in-memory one exactly, and the
+    draws (structure, then noise) are the in-memory fit's: with the same
+    ``random_state`` under the reproducible-noise opt-in the fitted tree is
+    the in-memory one bit for bit.
+
     **Post-processing.** ``predict_proba`` is the leaf's released counts
     (negative values set to 0) shrunk towards ``class_prior_``: ``(c + a
     pi) / (N + a)`` with ``a`` half the standard deviation of one count's
@@ -169,17 +181,29 @@ class PrivateDecisionTreeClassifier(
     def fit(self, X, y):
         """Draw the structure and release the leaf counts: spends ``epsilon``.
 
+        **Dask input.** A dask array/dataframe ``X`` with a dask array/series
+        ``y`` never comes to this process (see Notes): one pass on the workers
+        checks every block (NaN, infinity, labels outside ``classes``: it
+        fails before anything is spent or drawn), a second counts each
+        block's rows per (leaf, class) there; only the summed table comes
+        back. ``bounds_X`` and ``classes`` must be declared.
+
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        X : array-like or dask array/dataframe of shape (n_samples, n_features)
+        y : array-like or dask array/series of shape (n_samples,)
 
         Returns
         -------
         self
         """
-        X, codes, classes, lower, upper = validated_fit_inputs(self, X, y)
-        depth = self.max_depth or auto_depth(X.shape[0], self.epsilon)
+        on_dask = is_dask_collection(X) or is_dask_collection(y)
+        if on_dask:  # a full validation pass on the workers (nothing drawn yet)
+            rows, n, classes, lower, upper = dask_tree_inputs(self, X, y)
+        else:
+            X, codes, classes, lower, upper = validated_fit_inputs(self, X, y)
+            n = X.shape[0]
+        depth = self.max_depth or auto_depth(n, self.epsilon)
         # validated: record the spend (a refused spend draws nothing), then draw
         self.privacy_spent_ = record_spend(
             PrivacyBudget(float(self.epsilon), 0.0),
@@ -187,16 +211,24 @@ class PrivateDecisionTreeClassifier(
             mechanism=None if math.isinf(self.epsilon) else "laplace",
         )
         rng = noise_generator(self.random_state)
-        self.feature_, self.threshold_, self.leaf_counts_ = fit_random_tree(
-            np.clip(X, lower, upper),
-            codes,
-            lower,
-            upper,
-            depth,
-            classes.size,
-            self.epsilon,
-            rng,
-        )
+        if on_dask:  # the same draws in the same order as fit_random_tree
+            structure = random_structure(lower, upper, depth, rng)
+            (counts,) = dask_leaf_counts(
+                rows, None, [structure], lower, upper, classes.size
+            )
+            self.feature_, self.threshold_ = structure
+            self.leaf_counts_ = release_leaf_counts(counts, self.epsilon, rng)
+        else:
+            self.feature_, self.threshold_, self.leaf_counts_ = fit_random_tree(
+                np.clip(X, lower, upper),
+                codes,
+                lower,
+                upper,
+                depth,
+                classes.size,
+                self.epsilon,
+                rng,
+            )
         self.class_prior_ = pooled_prior([self.leaf_counts_])
         self.classes_, self.n_classes_ = classes, classes.size
         self.max_depth_, self.bounds_ = depth, (lower, upper)
