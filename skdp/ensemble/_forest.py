@@ -114,7 +114,7 @@ class PrivateRandomForestClassifier(
     **Dask input** (``fit`` only). The parts cannot be one permutation of
     all rows without bringing ``n`` indices to one place, so each block of
     rows draws its own: block ``b`` gets the generator
-    ``SeedSequence(s, spawn_key=(o_b,))`` (``s`` 128 bits drawn from the
+    ``SeedSequence(s, spawn_key=(o_b,))`` (``s`` two 63-bit words drawn from the
     noise generator after the spend, ``o_b`` the position of the block's
     first row: public), and its rows get the tree labels ``position mod T``
     in an order drawn from that stream. The parts have exactly the in-memory
@@ -280,7 +280,7 @@ class PrivateRandomForestClassifier(
         """``(feature, threshold, released counts)`` of every tree, the rows
         (validated dask ``[X | code]``) counted on the workers in one pass.
 
-        Draws, in this order: the seed of the parts (128 bits), the ``T``
+        Draws, in this order: the seed of the parts (two 63-bit words), the ``T``
         structures, then the ``T`` noise tables (tree order)."""
         T = self.n_estimators
         entropy = [int(v) for v in rng.integers(0, 2**63, size=2)]
