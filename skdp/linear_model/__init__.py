@@ -7,6 +7,7 @@ from skdp.linear_model._loss_correction import LossCorrectedLogisticRegression
 from skdp.linear_model._objective_perturbation import OPLogisticRegression
 from skdp.linear_model._private_logistic import PrivateLogisticRegression
 from skdp.linear_model._symmetric_loss import SymmetricLossClassifier
+from skdp.linear_model._theil_sen import PrivateTheilSenRegressor
 
 __all__ = [
     "FMLinearRegression",
@@ -15,5 +16,6 @@ __all__ = [
     "LossCorrectedLogisticRegression",
     "OPLogisticRegression",
     "PrivateLogisticRegression",
+    "PrivateTheilSenRegressor",
     "SymmetricLossClassifier",
 ]

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from skdp import tools
+from skdp._smith_quantile import interval_log_probabilities
 from skdp.accounting import PrivacyBudget, track_budget
 from skdp.exceptions import BudgetExceededError, PrivacyLeakWarning
 from skdp.preprocessing._private_scaler import MOMENT_WEIGHT
 from skdp.tools import _quantiles
 from skdp.tools._histograms import integer_laplace_noise
 from skdp.tools._moments import moment_sums, moments_sensitivity
-from skdp.tools._quantiles import interval_log_probabilities
 from skdp.tools._reduction import Reduction
 
 LAM = MOMENT_WEIGHT
