@@ -6,8 +6,10 @@ import numbers
 import numpy as np
 
 from skdp._discrete_laplace import integer_laplace_noise
+from skdp.tools._dask_counts import dask_histogram_counts, public_edges
 from skdp.tools._reduction import as_data, checked_epsilon, spend
 from skdp.utils import noise_generator
+from skdp.utils.dask_rows import is_dask_collection
 from skdp.utils.privacy_warnings import warn_privacy_leak
 
 __all__ = ["histogram", "histogram2d", "histogramdd", "integer_laplace_noise"]
@@ -56,9 +58,13 @@ def histogram(
 
     Parameters
     ----------
-    a : array-like
+    a : array-like or dask array
         The data; its records are the slices along the first axis (the rows;
         the elements of a 1-d array); all values are binned, as numpy does.
+        A 1-d or 2-d dask array (or dataframe) is binned on the workers, block
+        by block (a NaN or inf fails there, before anything is spent), and
+        only the counts come back; ``range`` (or the edges) must then be
+        declared.
     bins : int or sequence of float, default=10
         Number of equal-width bins in ``range``, or the bin edges (public).
         A string rule (``"auto"``) reads the data and is refused.
@@ -97,9 +103,18 @@ def histogram(
     >>> bool(np.all(np.abs(hist - 2500) < 100)), edges.tolist()
     (True, [0.0, 0.25, 0.5, 0.75, 1.0])
     """
-    arr = as_data(a)
     epsilon = checked_epsilon(epsilon)
     bins = _check_bins(bins)
+    if is_dask_collection(a):  # counted on the workers; range declared
+        (edges,) = public_edges([bins], [range])
+        counts, per_record = dask_histogram_counts(
+            a, [edges], all_values=True, name="a"
+        )
+        hist = _noisy_counts(
+            counts, 2.0 * per_record, epsilon, "histogram", random_state
+        )
+        return (_density(hist, [edges]) if density else hist), edges
+    arr = as_data(a)
     if range is None and isinstance(bins, numbers.Integral):
         warn_privacy_leak(
             "range was not declared, so the bins span the data's range: the "
@@ -126,8 +141,10 @@ def histogramdd(
 
     Parameters
     ----------
-    sample : array-like of shape (n_samples, n_dims)
-        One record per row (a 1-d array: one value per record).
+    sample : array-like or dask array of shape (n_samples, n_dims)
+        One record per row (a 1-d array: one value per record). A dask array
+        (or dataframe) is binned on the workers as in :func:`histogram`;
+        ``range`` (or the edges) must then be declared.
     bins : int, sequence of int or sequence of edge arrays, default=10
         As numpy's (string rules are refused).
     range : sequence of (float, float) or None, default=None
@@ -158,13 +175,24 @@ def histogramdd(
     >>> hist.shape
     (2, 2)
     """
+    epsilon = checked_epsilon(epsilon)
+    bins = _check_bins(bins)
+    if is_dask_collection(sample):  # counted on the workers; ranges declared
+        n_dims = 1 if sample.ndim == 1 else sample.shape[1]
+        per_dim = [bins] * n_dims if isinstance(bins, numbers.Integral) else bins
+        edges = public_edges(
+            list(per_dim), [None] * n_dims if range is None else list(range)
+        )
+        counts, _ = dask_histogram_counts(
+            sample, edges, all_values=False, name="sample"
+        )
+        hist = _noisy_counts(counts, 2.0, epsilon, "histogramdd", random_state)
+        return (_density(hist, edges) if density else hist), edges
     arr = as_data(sample, "sample")
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2:
         raise ValueError(f"sample must be 2-d (n_samples, n_dims), got {arr.shape}.")
-    epsilon = checked_epsilon(epsilon)
-    bins = _check_bins(bins)
     needs_range = isinstance(bins, numbers.Integral) or any(
         isinstance(b, numbers.Integral) for b in bins
     )
@@ -196,7 +224,7 @@ def histogram2d(
 
     Parameters
     ----------
-    x, y : array-like of shape (n_samples,)
+    x, y : array-like or dask array of shape (n_samples,)
     bins, range, epsilon, density, random_state :
         As in :func:`histogramdd`.
 
@@ -215,6 +243,18 @@ def histogram2d(
     >>> hist.shape
     (3, 3)
     """
+    if is_dask_collection(x) or is_dask_collection(y):
+        import dask.array as da
+
+        x, y = (v.to_dask_array(lengths=True) if hasattr(v, "to_dask_array")
+                else da.asarray(v) for v in (x, y))  # fmt: skip
+        if x.shape != y.shape or x.ndim != 1:
+            raise ValueError(
+                f"x and y must be 1-d of the same length, got {x.shape} and {y.shape}."
+            )
+        sample = da.stack([x, y.rechunk(x.chunks)], axis=1)
+        hist, edges = histogramdd(sample, bins, range, epsilon, density, random_state)
+        return hist, edges[0], edges[1]
     x = as_data(x, "x").ravel()
     y = as_data(y, "y").ravel()
     if x.shape != y.shape:

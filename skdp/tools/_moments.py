@@ -339,7 +339,10 @@ def count_nonzero(a, epsilon=1.0, axis=None, keepdims=False, random_state=None):
 
     Parameters
     ----------
-    a : array-like
+    a : array-like or dask array
+        A dask array (or dataframe) is reduced on the workers as in
+        :func:`sum` (``axis`` None or 0); a NaN or inf in any block fails
+        there, before anything is spent.
     epsilon : float, default=1.0
     axis : None, int or tuple of ints, default=None
     keepdims : bool, default=False
@@ -357,13 +360,18 @@ def count_nonzero(a, epsilon=1.0, axis=None, keepdims=False, random_state=None):
     >>> bool(abs(tools.count_nonzero(x, epsilon=1.0) - 250) < 30)
     True
     """
-    arr = as_data(a)
-    indicators = (arr != 0).astype(np.float64)
+    if is_dask_collection(a):  # NaN kept, so that the workers' check fails
+        import dask.array as da
+
+        arr = a.to_dask_array(lengths=True) if hasattr(a, "to_dask_array") else a
+        indicators = da.where(da.isfinite(arr), arr != 0, np.nan).astype(np.float64)
+    else:
+        indicators = (as_data(a) != 0).astype(np.float64)
     red, _, _, s1, _, exact = _release(
         indicators, epsilon, (0.0, 1.0), axis, keepdims, random_state,
         "count_nonzero", False,
     )  # fmt: skip
-    if exact is not None:
-        return red.shape_result(red.values.sum(axis=1).astype(np.int64))
+    if exact is not None:  # the exact sums of the 0/1 indicators
+        return red.shape_result(np.rint(exact[0]).astype(np.int64))
     counts = red.m / 2 + s1 / 2
     return red.shape_result(np.clip(np.rint(counts), 0, red.m).astype(np.int64))

@@ -19,8 +19,9 @@ def as_data(a, name="a"):
 
     if is_dask_collection(a):  # never brought to this process silently
         raise TypeError(
-            f"{name} is a dask collection: of skdp.tools, sum, mean, var and std "
-            "reduce it on the workers; compute it first for the others."
+            f"{name} is a dask collection: of skdp.tools, sum, mean, var, std, "
+            "count_nonzero and the histograms reduce it on the workers; compute "
+            "it first for the quantiles (they need every value in one place)."
         )
     arr = np.asarray(a)
     if arr.dtype == object or not (
