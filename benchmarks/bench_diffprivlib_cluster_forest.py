@@ -32,8 +32,14 @@ epsilon. The verdict compares skdp with diffprivlib at equal guarantee: "first"
 errors of the paired difference over seeds) or "behind". diffprivlib's columns
 need it to import: scikit-learn <= 1.6 (e.g. ``/path/to/venv-with-sklearn-1.6/
 bin/python benchmarks/bench_diffprivlib_cluster_forest.py``); elsewhere n/a.
+
+``--family evaluation`` runs only the forest and the tree, same protocol, on the
+held-out binary EVALUATION family of ``_task_families`` instead (seven tasks
+that played no part in choosing the forest's constants; ``_forest_eval.py``),
+written to ``diffprivlib_cluster_forest_evaluation.md``.
 """
 
+import argparse
 import sys
 import warnings
 from pathlib import Path
@@ -43,7 +49,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _real_tasks  # noqa: E402
 from _common import (  # noqa: E402
-    cli,
     machine_description,
     markdown_table,
     optional_diffprivlib,
@@ -234,12 +239,18 @@ def _tree_rows(n_seeds, dpl, model):
     return rows
 
 
-def main(quick=True, out_dir="benchmarks/results"):
+def main(quick=True, out_dir="benchmarks/results", family=None):
     """k-means, forests and trees: skdp, diffprivlib, non-private."""
     n_seeds = 3 if quick else 10
     dpl, error = _diffprivlib()
     version = optional_diffprivlib()[0]
     dpl_name = f"diffprivlib {version}" if dpl else f"diffprivlib n/a ({error})"
+    if family == "evaluation":
+        import _forest_eval
+
+        return _forest_eval.main(quick, out_dir, dpl, dpl_name, EPSILONS)
+    if family is not None:
+        raise ValueError(f"family must be None or 'evaluation': {family!r}")
     head = ["diffprivlib at eps/2 (equal guarantee)", "diffprivlib at eps (nominal)"]
     verdict = "skdp vs diffprivlib at eps/2"
     km = _kmeans_rows(n_seeds, dpl)
@@ -274,5 +285,19 @@ def main(quick=True, out_dir="benchmarks/results"):
     return km, forest, tree
 
 
+def _cli():
+    """``_common.cli`` plus ``--family evaluation``."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--full", action="store_true", help="full mode (slow)")
+    parser.add_argument("--out-dir", default="benchmarks/results")
+    parser.add_argument(
+        "--family",
+        choices=["evaluation"],
+        help="forest and tree on the held-out binary evaluation tasks only",
+    )
+    args = parser.parse_args()
+    main(quick=not args.full, out_dir=args.out_dir, family=args.family)
+
+
 if __name__ == "__main__":
-    cli(main)
+    _cli()
