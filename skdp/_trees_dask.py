@@ -20,14 +20,17 @@ import numpy as np
 from sklearn.utils import check_array
 
 from skdp._trees import apply_tree, resolve_classes
-from skdp.utils.dask_rows import as_row_blocks, dask_shape, reduce_rows
+from skdp.utils.dask_rows import (
+    block_codes,
+    dask_labels,
+    dask_shape,
+    reduce_rows,
+)
 
 __all__ = [
-    "block_codes",
     "block_leaf_counts",
     "block_parts",
     "block_rows",
-    "dask_labels",
     "dask_leaf_counts",
     "dask_parts",
     "dask_tree_inputs",
@@ -60,34 +63,6 @@ def validation_pass(rows, n, n_features):
     )
     if int(checked) != n:
         raise ValueError(f"the blocks of X hold {int(checked)} rows, expected {n}.")
-
-
-def block_codes(y, *, classes):
-    """Class indices of one block of labels, checked on its worker."""
-    y = np.asarray(y)
-    if y.ndim == 2 and y.shape[1] == 1:
-        y = y[:, 0]
-    unknown = ~np.isin(y, classes)
-    if np.any(unknown):
-        raise ValueError(
-            f"y contains labels not in classes {classes.tolist()}: "
-            f"{np.unique(y[unknown])[:5].tolist()}."
-        )
-    return np.searchsorted(classes, y).astype(np.float64)
-
-
-def dask_labels(y, n):
-    """``y`` as a 1-D dask array of ``n`` labels in blocks of known size."""
-    y = as_row_blocks(y, "y")
-    if y.ndim == 2:
-        if y.shape[1] != 1:
-            raise ValueError(f"y must be 1-D, got shape {y.shape}.")
-        y = y[:, 0]
-    if y.shape[0] != n:
-        raise ValueError(
-            f"X and y have different numbers of rows: {n} and {y.shape[0]}."
-        )
-    return y
 
 
 def dask_tree_inputs(estimator, X, y):

@@ -16,14 +16,13 @@ from skdp.mechanisms import GaussianMechanism, LaplaceMechanism
 from skdp.naive_bayes._nb_statistics import (
     class_sums,
     dask_class_stats,
-    dask_labels,
     exact_statistics,
     from_moments,
     weighted,
 )
 from skdp.utils import check_bounds, infer_bounds, noise_generator
 from skdp.utils.atomic_fit import atomic_fit
-from skdp.utils.dask_rows import dask_shape, is_dask_collection
+from skdp.utils.dask_rows import dask_labels, dask_shape, is_dask_collection
 from skdp.utils.privacy_warnings import warn_privacy_leak
 from skdp.utils.sklearn_compat import (
     BOUNDS,

@@ -7,14 +7,12 @@ import numpy as np
 from sklearn.utils import check_array
 
 from skdp._moments import Moments
-from skdp.utils.dask_rows import as_row_blocks, reduce_rows
+from skdp.utils.dask_rows import block_codes, reduce_rows
 
 __all__ = [
     "block_class_stats",
-    "block_codes",
     "class_sums",
     "dask_class_stats",
-    "dask_labels",
     "exact_moments",
     "exact_statistics",
     "from_moments",
@@ -44,20 +42,6 @@ def weighted(counts, s1, s2, count_weight, moment_weight):
             moment_weight * s2.ravel(),
         ]
     )
-
-
-def block_codes(y, *, classes):
-    """Class indices of one block of labels, checked on the worker."""
-    y = np.asarray(y)
-    if y.ndim == 2 and y.shape[1] == 1:
-        y = y[:, 0]
-    unknown = ~np.isin(y, classes)
-    if np.any(unknown):
-        raise ValueError(
-            f"y contains labels not in classes {classes.tolist()}: "
-            f"{np.unique(y[unknown])[:5].tolist()}."
-        )
-    return np.searchsorted(classes, y).astype(np.float64)
 
 
 def block_class_stats(block, *, lower, upper, n_classes, exact):
@@ -123,20 +107,6 @@ def merge_class_stats(*parts):
     for part in parts[1:]:
         out = [a + b for a, b in zip(out, part, strict=True)]
     return tuple(out) if isinstance(parts[0], tuple) else out
-
-
-def dask_labels(y, n):
-    """``y`` as a 1-D dask array of ``n`` labels in blocks of known size."""
-    y = as_row_blocks(y, "y")
-    if y.ndim == 2:
-        if y.shape[1] != 1:
-            raise ValueError(f"y must be 1-D, got shape {y.shape}.")
-        y = y[:, 0]
-    if y.shape[0] != n:
-        raise ValueError(
-            f"X and y have different numbers of rows: {n} and {y.shape[0]}."
-        )
-    return y
 
 
 def dask_class_stats(X, y, classes, lower, upper, *, exact):

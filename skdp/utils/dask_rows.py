@@ -19,7 +19,9 @@ from threadpoolctl import threadpool_limits
 
 __all__ = [
     "as_row_blocks",
+    "block_codes",
     "dask_feature_names",
+    "dask_labels",
     "dask_shape",
     "is_dask_collection",
     "reduce_rows",
@@ -171,3 +173,32 @@ def dask_shape(estimator, X, *, ensure_min_samples=1):
     if names is not None:
         estimator.feature_names_in_ = names
     return n, d, blocks
+
+
+def dask_labels(y, n):
+    """``y`` as a 1-D dask array of ``n`` labels in blocks of known size."""
+    y = as_row_blocks(y, "y")
+    if y.ndim == 2:
+        if y.shape[1] != 1:
+            raise ValueError(f"y must be 1-D, got shape {y.shape}.")
+        y = y[:, 0]
+    if y.shape[0] != n:
+        raise ValueError(
+            f"X and y have different numbers of rows: {n} and {y.shape[0]}."
+        )
+    return y
+
+
+def block_codes(y, *, classes):
+    """Class indices (as floats) of one block of labels, checked on its
+    worker: a label outside the declared ``classes`` raises there."""
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    unknown = ~np.isin(y, classes)
+    if np.any(unknown):
+        raise ValueError(
+            f"y contains labels not in classes {classes.tolist()}: "
+            f"{np.unique(y[unknown])[:5].tolist()}."
+        )
+    return np.searchsorted(classes, y).astype(np.float64)
