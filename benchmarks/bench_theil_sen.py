@@ -1,4 +1,4 @@
-"""Small n * eps regression: skdp's private Theil-Sen against OpenDP's (issue 35).
+"""Small n * eps regression: skdp's private Theil-Sen against OpenDP's.
 
 Every real regression task of both families (``_task_families``: tuning, the
 eight of ``bench_small_data``; evaluation, gpa2, CPS1985, diabetes and the

@@ -258,6 +258,24 @@ BENCH_TITLES = {
 # "What this shows" (reStructuredText). A benchmark missing here gets the first
 # paragraph of its module's docstring instead.
 BENCH_ABOUT = {
+    "theil_sen": (
+        "Regression with few rows or a small epsilon (n * eps <= 3,000): "
+        "skdp's private Theil-Sen line (the feature chosen privately) against "
+        "OpenDP's with its feature choice paid for (OpenDP paid) and with a "
+        "non-private choice (OpenDP free, for reference), and FM's default, "
+        "as test MSE over non-private least squares. The last columns say "
+        "whether skdp is first or within two standard errors in each cell."
+    ),
+    "theil_sen_share": (
+        "How much of epsilon the private Theil-Sen spends on choosing its "
+        "feature: each share on the tuning tasks (which decided) and on the "
+        "held-out tasks (reported only)."
+    ),
+    "private_ranges_must_hold": (
+        "Private ranges on every real regression task: each fit either "
+        "refuses before spending anything, or predicts at most 1.5 times "
+        "worse than the mean, and never outside the released label range."
+    ),
     "histograms": (
         "The accuracy of private histograms of Adult's categorical columns: "
         "Laplace noise on the counts (central model) against k-ary randomized "
