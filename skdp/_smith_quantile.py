@@ -5,7 +5,7 @@ regressor's medians (a core module, below both subpackages)."""
 import numpy as np
 from scipy import special
 
-__all__ = ["interval_log_probabilities"]
+__all__ = ["interval_log_probabilities", "sample_quantile"]
 
 
 def _intervals(sorted_x, lower, upper):
@@ -44,3 +44,13 @@ def interval_log_probabilities(x, q, epsilon, lower, upper, sensitivity=1):
     with np.errstate(divide="ignore"):
         logw = np.log(length) + epsilon * utility / (2.0 * sensitivity)
     return logw - special.logsumexp(logw), left, length
+
+
+def sample_quantile(x, q, epsilon, lower, upper, sensitivity, rng):
+    """One draw of the mechanism: an interval by its law (Gumbel-max), then a
+    point uniformly inside it."""
+    log_p, left, length = interval_log_probabilities(
+        x, q, epsilon, lower, upper, sensitivity
+    )
+    i = int(np.argmax(log_p + rng.gumbel(size=log_p.size)))
+    return float(left[i] + rng.random() * length[i])

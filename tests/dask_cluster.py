@@ -3,7 +3,9 @@
 A test module imports :func:`client` (a module-scoped fixture: a LocalCluster
 with two worker processes, closed after the module, and checked to leave no
 worker process running) and, where its computations could block,
-:func:`time_limit` (each test fails after ``TEST_SECONDS`` instead of hanging).
+:func:`time_limit` (each test fails after ``TEST_SECONDS`` instead of hanging),
+and :func:`no_client_arrays` where the test asserts that nothing of the data is
+computed in the test's own process.
 """
 
 import os
@@ -51,3 +53,16 @@ def time_limit():
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture
+def no_client_arrays(monkeypatch):
+    """A dask array turned into numpy or computed in this process fails the
+    test: the statistics must come from the workers' reductions only."""
+    da = pytest.importorskip("dask.array")
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("a dask array of the data was computed on the client")
+
+    monkeypatch.setattr(da.Array, "__array__", refuse)
+    monkeypatch.setattr(da.Array, "compute", refuse)

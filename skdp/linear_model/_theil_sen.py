@@ -7,7 +7,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from skdp._smith_quantile import interval_log_probabilities
+from skdp._smith_quantile import sample_quantile
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.linear_model._theil_sen_stats import (
     CUTS,
@@ -48,11 +48,7 @@ def _private_median(values, epsilon, lower, upper, rng):
     per record: rank sensitivity 1); the exact median when ``epsilon`` is inf."""
     if math.isinf(epsilon):
         return float(np.median(np.clip(values, lower, upper)))
-    log_p, left, length = interval_log_probabilities(
-        values, 0.5, epsilon, lower, upper, sensitivity=1
-    )
-    i = _draw_from_log_weights(log_p, rng)
-    return float(left[i] + rng.random() * length[i])
+    return sample_quantile(values, 0.5, epsilon, lower, upper, 1, rng)
 
 
 class PrivateTheilSenRegressor(RegressorMixin, BudgetTrackingMixin, BaseEstimator):

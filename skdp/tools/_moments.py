@@ -14,7 +14,7 @@ from skdp.tools._reduction import (
     spend,
 )
 from skdp.utils import noise_generator
-from skdp.utils.dask_rows import is_dask_collection
+from skdp.utils.dask_rows import as_row_blocks, is_dask_collection
 
 __all__ = [
     "count_nonzero",
@@ -363,7 +363,7 @@ def count_nonzero(a, epsilon=1.0, axis=None, keepdims=False, random_state=None):
     if is_dask_collection(a):  # NaN kept, so that the workers' check fails
         import dask.array as da
 
-        arr = a.to_dask_array(lengths=True) if hasattr(a, "to_dask_array") else a
+        arr = as_row_blocks(a, "a")
         indicators = da.where(da.isfinite(arr), arr != 0, np.nan).astype(np.float64)
     else:
         indicators = (as_data(a) != 0).astype(np.float64)

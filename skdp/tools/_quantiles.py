@@ -4,19 +4,11 @@ import math
 
 import numpy as np
 
-from skdp._smith_quantile import interval_log_probabilities
+from skdp._smith_quantile import sample_quantile
 from skdp.tools._reduction import Reduction, as_data, checked_epsilon, spend
 from skdp.utils import noise_generator
 
 __all__ = ["median", "percentile", "quantile"]
-
-
-def _sample(x, q, epsilon, lower, upper, sensitivity, rng):
-    log_p, left, length = interval_log_probabilities(
-        x, q, epsilon, lower, upper, sensitivity
-    )
-    i = int(np.argmax(log_p + rng.gumbel(size=log_p.size)))
-    return float(left[i] + rng.random() * length[i])
 
 
 def quantile(
@@ -104,7 +96,7 @@ def quantile(
         out = np.array(
             [
                 [
-                    _sample(
+                    sample_quantile(
                         clipped[o],
                         level,
                         per_output,

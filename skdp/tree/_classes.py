@@ -11,7 +11,7 @@ from skdp._trees import (
     MAX_DEPTH,
     apply_tree,
     auto_depth,
-    fit_random_tree,
+    leaf_class_counts,
     leaf_proba,
     pooled_prior,
     random_structure,
@@ -211,24 +211,16 @@ class PrivateDecisionTreeClassifier(
             mechanism=None if math.isinf(self.epsilon) else "laplace",
         )
         rng = noise_generator(self.random_state)
-        if on_dask:  # the same draws in the same order as fit_random_tree
-            structure = random_structure(lower, upper, depth, rng)
+        structure = random_structure(lower, upper, depth, rng)  # reads no data
+        if on_dask:
             (counts,) = dask_leaf_counts(
                 rows, None, [structure], lower, upper, classes.size
             )
-            self.feature_, self.threshold_ = structure
-            self.leaf_counts_ = release_leaf_counts(counts, self.epsilon, rng)
         else:
-            self.feature_, self.threshold_, self.leaf_counts_ = fit_random_tree(
-                np.clip(X, lower, upper),
-                codes,
-                lower,
-                upper,
-                depth,
-                classes.size,
-                self.epsilon,
-                rng,
-            )
+            leaves = apply_tree(np.clip(X, lower, upper), *structure)
+            counts = leaf_class_counts(leaves, codes, 2**depth, classes.size)
+        self.feature_, self.threshold_ = structure
+        self.leaf_counts_ = release_leaf_counts(counts, self.epsilon, rng)
         self.class_prior_ = pooled_prior([self.leaf_counts_])
         self.classes_, self.n_classes_ = classes, classes.size
         self.max_depth_, self.bounds_ = depth, (lower, upper)

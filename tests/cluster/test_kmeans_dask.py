@@ -25,7 +25,6 @@ import math
 import numpy as np
 import pytest
 
-import skdp
 from skdp.accounting import PrivacyBudget, track_budget
 from skdp.cluster import PrivateKMeans, _kmeans_dask
 from skdp.cluster._kmeans import (
@@ -52,13 +51,6 @@ CENTRES = np.array([[0.2, 0.3, 0.5], [0.8, 0.7, 0.2], [0.3, 0.8, 0.8]])
 @pytest.fixture(autouse=True)
 def _time_limit(time_limit):
     """Every test here is bounded in time (tests/dask_cluster.py)."""
-
-
-@pytest.fixture(autouse=True)
-def _reproducible_noise():
-    """skdp's explicit opt-in: ``random_state`` seeds the noise."""
-    with skdp.config_context(reproducible_noise=True):
-        yield
 
 
 def _data(seed=0):
@@ -304,12 +296,7 @@ def test_recorded_spend_equals_the_guarantee(client, releases, epsilon):
 # --- (e) nothing of the data reaches the client ----------------------------------
 
 
-def test_statistics_are_reduced_on_the_workers(client, monkeypatch):
-    def refuse(self, *args, **kwargs):
-        raise AssertionError("a dask array of the data was computed on the client")
-
-    monkeypatch.setattr(da.Array, "__array__", refuse)
-    monkeypatch.setattr(da.Array, "compute", refuse)
+def test_statistics_are_reduced_on_the_workers(client, monkeypatch, no_client_arrays):
     passes = []
     reduce_rows = _kmeans_dask.reduce_rows
 

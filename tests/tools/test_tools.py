@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from skdp import tools
-from skdp._smith_quantile import interval_log_probabilities
+from skdp._smith_quantile import interval_log_probabilities, sample_quantile
 from skdp.accounting import PrivacyBudget, track_budget
 from skdp.exceptions import BudgetExceededError, PrivacyLeakWarning
 from skdp.preprocessing._private_scaler import MOMENT_WEIGHT
@@ -155,9 +155,7 @@ def test_quantile_sampler_draws_the_stated_distribution():
     log_p, left, _ = interval_log_probabilities(x, 0.5, 1.0, 0.0, 1.0)
     rng = np.random.default_rng(0)
     n = 5_000
-    draws = np.array(
-        [_quantiles._sample(x, 0.5, 1.0, 0.0, 1.0, 1, rng) for _ in range(n)]
-    )
+    draws = np.array([sample_quantile(x, 0.5, 1.0, 0.0, 1.0, 1, rng) for _ in range(n)])
     freq = np.bincount(np.searchsorted(left, draws, side="right") - 1, minlength=5) / n
     p = np.exp(log_p)
     assert np.all(np.abs(freq - p) <= 5 * np.sqrt(p * (1 - p) / n))
@@ -165,13 +163,13 @@ def test_quantile_sampler_draws_the_stated_distribution():
 
 def test_quantile_splits_epsilon_over_levels_and_touched_outputs(monkeypatch):
     seen = []
-    original = _quantiles._sample
+    original = _quantiles.sample_quantile
 
     def spy(x, q, eps, lower, upper, sensitivity, rng):
         seen.append((eps, sensitivity))
         return original(x, q, eps, lower, upper, sensitivity, rng)
 
-    monkeypatch.setattr(_quantiles, "_sample", spy)
+    monkeypatch.setattr(_quantiles, "sample_quantile", spy)
     X = np.random.default_rng(0).uniform(0, 1, (20, 3))
     tools.quantile(X, [0.25, 0.75], epsilon=1.2, bounds=(0, 1), axis=0)
     assert set(seen) == {(1.2 / 6, 1)}  # 2 levels x 3 columns, one value each

