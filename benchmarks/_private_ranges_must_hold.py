@@ -82,8 +82,8 @@ def main():
                     rows.append([
                         family, task.name, mechanism, eps,
                         SEEDS - len(done),
-                        f"{np.median(ratios):.3f}" if ratios else "-",
-                        f"{max(ratios):.3f}" if ratios else "-",
+                        f"{np.median(ratios):.3f}" if ratios else "(refused)",
+                        f"{max(ratios):.3f}" if ratios else "(refused)",
                         outside, "ok" if ok else "MISS",
                     ])  # fmt: skip
                     print(rows[-1], flush=True)
