@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.datasets import make_classification
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
@@ -16,6 +17,7 @@ from skdp._trees import (
     apply_tree,
     auto_depth,
     leaf_class_counts,
+    leaf_frequencies,
     leaf_proba,
     leaf_sensitivity,
     pooled_prior,
@@ -160,6 +162,27 @@ def test_leaf_probabilities_shrink_to_the_pooled_prior():
         leaf_proba(counts, prior, np.inf), [prior, [0, 1], [0.4, 0.6]]
     )
     assert np.allclose(pooled_prior([np.array([[-5, -1]])]), 0.5)
+
+
+def test_forest_votes_are_the_mean_of_unshrunk_leaf_frequencies():
+    X, y = make_classification(300, 4, random_state=0)
+    X = (X - X.min(0)) / (X.max(0) - X.min(0))
+    forest = PrivateRandomForestClassifier(
+        4, epsilon=0.5, bounds_X=(0, 1), classes=[0, 1], random_state=0
+    ).fit(X, y)
+    prior = forest.class_prior_
+    expected = np.zeros((len(X), 2))
+    for tree in forest.estimators_:
+        counts = np.maximum(tree.leaf_counts_[tree.apply(X)], 0)
+        total = counts.sum(axis=1, keepdims=True)
+        expected += np.where(total > 0, counts / np.maximum(total, 1), prior)
+    np.testing.assert_allclose(forest.predict_proba(X), expected / 4)
+    # a noise-only leaf votes its own frequencies, a leaf with no positive
+    # count the prior: nothing is pulled towards the majority class
+    np.testing.assert_allclose(
+        leaf_frequencies(np.array([[3, -2], [-1, 0], [1, 3]]), prior),
+        [[1, 0], prior, [0.25, 0.75]],
+    )
 
 
 # --- spends ----------------------------------------------------------------------
