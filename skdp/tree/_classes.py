@@ -9,6 +9,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from skdp._trees import (
     MAX_DEPTH,
+    TREE_LEAF_SIGNAL,
     apply_tree,
     auto_depth,
     leaf_class_counts,
@@ -123,7 +124,8 @@ class PrivateDecisionTreeClassifier(
 
     **Depth.** ``2^-D n`` rows per leaf against the count noise's standard
     deviation ``2 sqrt(2) / epsilon``: the deepest ``D`` with ``n 2^-D >= c
-    2 sqrt(2) / epsilon`` (``c = 0.5``, see ``skdp._trees.LEAF_SIGNAL``).
+    2 sqrt(2) / epsilon`` (``c = 1``, chosen on the tuning family: see
+    ``skdp._trees.TREE_LEAF_SIGNAL``; a forest's trees use 0.5).
 
     **Dask input** (``fit`` only). After a validation pass over every block
     (before the spend), the structure is drawn, then each block's rows are
@@ -203,7 +205,9 @@ class PrivateDecisionTreeClassifier(
         else:
             X, codes, classes, lower, upper = validated_fit_inputs(self, X, y)
             n = X.shape[0]
-        depth = self.max_depth or auto_depth(n, self.epsilon)
+        depth = self.max_depth or auto_depth(
+            n, self.epsilon, leaf_signal=TREE_LEAF_SIGNAL
+        )
         # validated: record the spend (a refused spend draws nothing), then draw
         self.privacy_spent_ = record_spend(
             PrivacyBudget(float(self.epsilon), 0.0),

@@ -14,6 +14,7 @@ from sklearn.preprocessing import FunctionTransformer
 from skdp._trees import (
     LEAF_SIGNAL,
     MAX_DEPTH,
+    TREE_LEAF_SIGNAL,
     apply_tree,
     auto_depth,
     leaf_class_counts,
@@ -145,6 +146,13 @@ def test_auto_depth_follows_the_stated_rule():
         assert n / 2**depth >= LEAF_SIGNAL * math.sqrt(trees) * noise
         assert n / 2 ** (depth + 1) < LEAF_SIGNAL * math.sqrt(trees) * noise
     assert auto_depth(10, 0.01) == 1
+    # the single tree aims at TREE_LEAF_SIGNAL rows per noise s.d.
+    tree = PrivateDecisionTreeClassifier(epsilon=1.0, bounds_X=(0, 1), classes=[0, 1])
+    X = np.random.default_rng(0).uniform(size=(2000, 2))
+    depth = tree.fit(X, X[:, 0] > 0.5).max_depth_
+    assert depth == auto_depth(2000, 1.0, leaf_signal=TREE_LEAF_SIGNAL)
+    assert 2000 / 2**depth >= TREE_LEAF_SIGNAL * 2 * math.sqrt(2)
+    assert 2000 / 2 ** (depth + 1) < TREE_LEAF_SIGNAL * 2 * math.sqrt(2)
     assert auto_depth(10, np.inf) == MAX_DEPTH
 
 
