@@ -21,7 +21,7 @@ with ``delta = _common.delta_for(n_train)``; test accuracy of
 
 Regression tasks, the same epsilons and modes (Laplace when pure, Gaussian
 otherwise): test MSE of ``FMLinearRegression`` with each
-``postprocessing`` option ("eb", "ridge", "trim", "none"); the default is the
+``postprocessing`` option ("average", "eb", "ridge", "trim", "none"); the default is the
 estimator's own default (marked ``*``). The non-private train-mean
 predictor's MSE is given for scale.
 
@@ -68,7 +68,7 @@ from skdp.linear_model._private_logistic import public_problem  # noqa: E402
 EPS = [0.5, 1.0, 2.0, 5.0]
 MODES = ["pure", "(eps, delta)"]
 BINARY_METHODS = ["default", "FM", "OP rule", "OP smallest"]
-POSTPROCESSING = ["eb", "ridge", "trim", "none"]
+POSTPROCESSING = ["average", "eb", "ridge", "trim", "none"]
 QUICK_MAX_TRAIN = 20_000
 TEST_CAP = 20_000
 

@@ -122,6 +122,10 @@ def _swamped(evals, variance):
     return variance is not None and not math.isfinite(float(variance) / mean_eig)
 
 
+#: The solves whose mean is ``method="average"`` (least squares only).
+AVERAGED_METHODS = ("eb", "ridge", "trim")
+
+
 def solve_release(
     A, b, objective, domain, *, noise_std, noise_std_b, n, method="ridge"
 ):
@@ -130,20 +134,37 @@ def solve_release(
     ``method="eb"`` (least squares only): the posterior mean of
     :func:`~skdp._fm.empirical_bayes.empirical_bayes_solve`, the mean level's
     prior the uniform one over ``y_bounds`` (variance ``h^2 / 3`` for
-    half-width ``h``). Otherwise post-processes and solves with
-    :func:`solve_noisy_quadratic` (the ridge floor uses the data-free
-    :func:`~skdp._fm.sensitivity.default_coef_norm`, the fallback for a
-    quadratic lost in the noise the data-free
+    half-width ``h``). ``method="average"`` (least squares only): the mean of
+    the ``"eb"``, ``"ridge"`` and ``"trim"`` solutions of the same release
+    (the test MSE is convex in the coefficients, so the mean's is at most the
+    mean of the three's; none of the three is the best on every task and no
+    choice read from the release picks the better reliably). Otherwise
+    post-processes and solves with :func:`solve_noisy_quadratic` (the ridge
+    floor uses the data-free :func:`~skdp._fm.sensitivity.default_coef_norm`,
+    the fallback for a quadratic lost in the noise the data-free
     :func:`~skdp._fm.sensitivity.prior_eigenvalue` for ``n`` rows) and maps the
     intercept column back: ``intercept = s * w[-1]``, then a shifted domain
     back to the user's units (:meth:`~skdp._fm.domain.DataDomain.to_user_units`).
     """
+    if method in ("eb", "average") and objective != "squared":
+        raise ValueError(
+            f"postprocessing={method!r} is for least squares; use 'ridge' here."
+        )
+    kw = dict(noise_std=noise_std, noise_std_b=noise_std_b, n=n)
+    if method == "average":
+        w = np.mean(
+            [_solve_w(A, b, objective, domain, m, **kw) for m in AVERAGED_METHODS],
+            axis=0,
+        )
+    else:
+        w = _solve_w(A, b, objective, domain, method, **kw)
+    return to_user_model(w, domain)
+
+
+def _solve_w(A, b, objective, domain, method, *, noise_std, noise_std_b, n):
+    """``w`` on the domain's coordinates for one method (see solve_release)."""
     if method == "eb" and noise_std > 0:
-        if objective != "squared":
-            raise ValueError(
-                "postprocessing='eb' is for least squares; use 'ridge' here."
-            )
-        w = empirical_bayes_solve(
+        return empirical_bayes_solve(
             A,
             b,
             noise_std=noise_std,
@@ -151,8 +172,7 @@ def solve_release(
             fit_intercept=domain.fit_intercept,
             intercept_prior=label_mean_prior(domain),
         )
-        return to_user_model(w, domain)
-    w = solve_noisy_quadratic(
+    return solve_noisy_quadratic(
         A,
         b,
         noise_std=noise_std,
@@ -161,7 +181,6 @@ def solve_release(
         coef_norm=default_coef_norm(objective, domain),
         prior_eig=prior_eigenvalue(objective, domain, n),
     )
-    return to_user_model(w, domain)
 
 
 def to_user_model(w, domain):

@@ -436,8 +436,11 @@ _RIDGE_DOC = """    postprocessing : {"ridge", "trim", "none"}, default="ridge"
         swamps the signal (chosen by measurement, see ``benchmarks/bench_fm.py``).
 """
 
-_EB_DOC = """    postprocessing : {"eb", "ridge", "trim", "none"}, default="eb"
+_EB_DOC = """    postprocessing : {"average", "eb", "ridge", "trim", "none"}, \
+default="average"
         How the noisy release is turned into a model (free post-processing).
+        ``"average"``: the mean of the ``"eb"``, ``"ridge"`` and ``"trim"``
+        solutions of the same release (why it is the default: see Notes).
         ``"eb"`` (empirical Bayes,
         :func:`skdp._fm.empirical_bayes.empirical_bayes_solve`): the posterior
         mean under Zellner's g-prior on the features and a uniform prior for
@@ -453,9 +456,8 @@ _EB_DOC = """    postprocessing : {"eb", "ridge", "trim", "none"}, default="eb"
         median test MSE of ``"eb"`` is within 5% of the better of ``"ridge"``
         and the earlier g-prior rule in 35 of 40 cells (geometric mean of the
         ratio 1.008), worse by more than 2 s.e. in 4, and up to 2.9 times
-        better than ``"ridge"`` where ``n * epsilon`` is a few hundred (the
-        default for that reason; ``"ridge"`` was better on HousePrices at
-        ``n * epsilon`` = 38).
+        better than ``"ridge"`` where ``n * epsilon`` is a few hundred
+        (``"ridge"`` was better on HousePrices at ``n * epsilon`` = 38).
 """
 
 _COMMON_PARAMS_DOC = """

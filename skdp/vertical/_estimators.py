@@ -330,11 +330,13 @@ class VerticalFMRegressor(FMRegressorMixin, _VerticalFM):
     bounds_y : tuple (lower, upper) or None, default=None
         Label bounds (the label party clips). None infers them from the data
         with a PrivacyLeakWarning.
-    postprocessing : {"eb", "ridge", "trim", "none"}, default="eb"
+    postprocessing : {"average", "eb", "ridge", "trim", "none"}, default="average"
         The solve of the released statistics, with the options and the
-        default of :class:`~skdp.linear_model.FMLinearRegression`: ``"eb"``
-        (empirical Bayes) solves the server's noisy quadratic exactly as the
-        central estimator solves its own (with dealer noise the same model).
+        default of :class:`~skdp.linear_model.FMLinearRegression`: each solves
+        the server's noisy quadratic exactly as the central estimator solves
+        its own (with dealer noise the same model); ``"average"`` is the mean
+        of the ``"eb"`` (empirical Bayes), ``"ridge"`` and ``"trim"``
+        solutions.
 
     Attributes
     ----------{_ATTRS_DOC}
@@ -366,7 +368,7 @@ class VerticalFMRegressor(FMRegressorMixin, _VerticalFM):
     _parameter_constraints = {
         **_VerticalFM._parameter_constraints,
         "bounds_y": [tuple, list, None],
-        "postprocessing": [StrOptions({"eb", "ridge", "trim", "none"})],
+        "postprocessing": [StrOptions({"average", "eb", "ridge", "trim", "none"})],
     }
 
     def __init__(
@@ -380,7 +382,7 @@ class VerticalFMRegressor(FMRegressorMixin, _VerticalFM):
         data_norm=None,
         fit_intercept=True,
         linear_weight="auto",
-        postprocessing="eb",
+        postprocessing="average",
         partition=None,
         n_parties=2,
         label_party=0,

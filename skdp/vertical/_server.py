@@ -99,9 +99,10 @@ class ServerRole(Role):
     budget : {"top-down", "bottom-up"}
         Bottom-up: the parties' budgets arrive in their declarations.
     linear_weight : "auto" or float
-    postprocessing : {"eb", "ridge", "trim", "none"} or None
-        ``"eb"`` for least squares only, as centrally. None: the estimators'
-        default, ``"eb"`` for least squares, ``"ridge"`` otherwise.
+    postprocessing : {"average", "eb", "ridge", "trim", "none"} or None
+        ``"average"`` and ``"eb"`` for least squares only, as centrally. None:
+        the estimators' default, ``"average"`` for least squares, ``"ridge"``
+        otherwise.
     backend : {"plaintext", "bfv"}
     noise_generation : {"threshold", "distributed", "dealer"}
         ``"dealer"`` needs a :class:`~skdp.vertical._dealer.DealerRole` in the run.
@@ -182,7 +183,7 @@ class ServerRole(Role):
         self.epsilon, self.delta = epsilon, delta
         self.mechanism, self.budget = mechanism, budget
         if postprocessing is None:  # the estimators' defaults
-            postprocessing = "eb" if objective == "squared" else "ridge"
+            postprocessing = "average" if objective == "squared" else "ridge"
         self.linear_weight, self.postprocessing = linear_weight, postprocessing
         self.backend_name, self.noise_generation = backend, noise_generation
         check_public_parameters(

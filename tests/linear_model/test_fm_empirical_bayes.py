@@ -136,13 +136,38 @@ def test_the_mean_uses_every_released_entry():
     assert np.sqrt(np.mean(np.square(errors))) < 0.03
 
 
-def test_eb_is_the_default_and_least_squares_only():
-    assert FMLinearRegression().postprocessing == "eb"
+def test_average_is_the_default_the_mean_of_three_solves_of_one_release():
+    assert FMLinearRegression().postprocessing == "average"
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, (400, 4))
+    y = np.clip(X @ [0.5, -0.3, 0.2, 0.0] + 0.1 * rng.normal(size=400), -1, 1)
+    kw = {"epsilon": 0.5, "bounds_X": (-1, 1), "bounds_y": (-1, 1), "random_state": 4}
+    fits = {
+        p: FMLinearRegression(postprocessing=p, **kw).fit(X, y)
+        for p in ("average", "eb", "ridge", "trim")
+    }
+    # the same release (same random_state), three solves, their mean
+    parts = [fits[p] for p in ("eb", "ridge", "trim")]
+    np.testing.assert_allclose(
+        fits["average"].coef_, np.mean([f.coef_ for f in parts], axis=0), atol=1e-12
+    )
+    assert fits["average"].intercept_ == pytest.approx(
+        np.mean([f.intercept_ for f in parts]), abs=1e-12
+    )
+    assert not np.allclose(parts[0].coef_, parts[1].coef_)  # a real mean
+    for post in ("average", "eb"):
+        with pytest.raises(ValueError, match="postprocessing"):
+            FMLogisticRegression(postprocessing=post, classes=[0, 1]).fit(
+                X, (y > 0).astype(int)
+            )
+
+
+def test_eb_is_least_squares_only():
     rng = np.random.default_rng(0)
     X = rng.uniform(0, 1, (500, 3))
     y = X @ [1.0, -1.0, 0.5] + 0.1 * rng.normal(size=500)
     kw = {"epsilon": 1.0, "bounds_X": (0, 1), "bounds_y": (-2, 3), "random_state": 0}
-    eb = FMLinearRegression(**kw).fit(X, y)
+    eb = FMLinearRegression(postprocessing="eb", **kw).fit(X, y)
     ridge = FMLinearRegression(postprocessing="ridge", **kw).fit(X, y)
     assert not np.allclose(eb.coef_, ridge.coef_)
     with pytest.raises(ValueError):

@@ -344,13 +344,20 @@ def test_verbose_reports_the_protocol_on_stderr(verbose, lines_at_least, capsys)
 
 @pytest.mark.parametrize(
     "postprocessing, generation",
-    [("eb", "dealer"), ("eb", "threshold"), ("ridge", "dealer"), ("trim", "dealer")],
+    [
+        ("average", "dealer"),
+        ("average", "threshold"),
+        ("eb", "dealer"),
+        ("eb", "threshold"),
+        ("ridge", "dealer"),
+        ("trim", "dealer"),
+    ],
 )
 def test_postprocessing_options_and_default_match_the_central_estimator(
     postprocessing, generation
 ):
     """Issue 35 item 4: the vertical regressor takes the central one's
-    post-processing options and default ("eb"), and solves the server's noisy
+    post-processing options and default ("average"), and solves the server's noisy
     statistics as the central estimator solves its own: with dealer noise
     the same model; with threshold shares the server's own statistics solved
     by the central code."""
@@ -358,8 +365,8 @@ def test_postprocessing_options_and_default_match_the_central_estimator(
     from skdp._fm.domain import DataDomain, symmetric_from_triu
     from skdp.vertical import _protocol
 
-    assert VerticalFMRegressor().postprocessing == "eb"
-    assert FMLinearRegression().postprocessing == "eb"
+    assert VerticalFMRegressor().postprocessing == "average"
+    assert FMLinearRegression().postprocessing == "average"
     assert VerticalFMClassifier().postprocessing == "ridge"
     assert FMLogisticRegression().postprocessing == "ridge"
     X, y, parts = regression()

@@ -575,9 +575,9 @@ def server_config_from_dict(table, base=Path("."), source="<dict>"):
             lambda v: v == "auto" or (isinstance(v, float) and is_positive(v)),
             "'auto' or a positive number",
         ),  # fmt: skip
-        # the in-process estimators' defaults: "eb" for least squares
+        # the in-process estimators' defaults: "average" for least squares
         postprocessing=m.get(
-            "postprocessing", str, "eb" if objective == "linear" else "ridge"
+            "postprocessing", str, "average" if objective == "linear" else "ridge"
         ),
         random_state=m.get("random_state", int, None),
         classes=None if classes is None else tuple(classes),
