@@ -255,6 +255,9 @@ BENCH_TITLES = {
     "diffprivlib on the held-out tasks",
     "diffprivlib_cluster_forest_fresh": "Forests and trees against diffprivlib "
     "on four fresh tasks",
+    "tree_depth_choice": "Forests and trees: how the depth targets were chosen",
+    "defaults_regression": "FM linear regression: the default post-processing "
+    "on both families",
     "bench_scale": "Data beyond one machine (Dask)",
     "bench_statistics_speed": "Exact FM statistics against a float64 Gram matrix",
 }
