@@ -126,3 +126,13 @@ def test_the_api_reference_lists_no_internals(docs, tmp_path):
     for module in docs.INTERNAL_MODULES:
         assert f".. automodule:: {module}\n" not in text
     assert "check_epsilon" in listed and "track_budget" in listed
+
+
+def test_list_items_stay_items(docs):
+    text = "## Misses\n\n- first cell: ahead by 2.\n- second cell:\n  ahead by 3.\n"
+    kept, lab = docs.split_lab_notes(text)
+    assert kept.splitlines()[2:] == [
+        "- first cell: ahead by 2.",
+        "- second cell: ahead by 3.",
+    ]
+    assert lab == ""

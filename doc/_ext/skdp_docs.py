@@ -265,6 +265,14 @@ BENCH_TITLES = {
 # "What this shows" (reStructuredText). A benchmark missing here gets the first
 # paragraph of its module's docstring instead.
 BENCH_ABOUT = {
+    "defaults_regression": (
+        "How :class:`~skdp.linear_model.FMLinearRegression`'s default "
+        "post-processing (``\"average\"``, the mean of the ``\"eb\"``, "
+        "``\"ridge\"`` and ``\"trim\"`` solves of one release) compares with "
+        "each option alone, as test MSE on the tuning tasks (which chose it) "
+        "and the held-out tasks, with every cell where it is not first or "
+        "within two standard errors of the best."
+    ),
     "diffprivlib_cluster_forest_fresh": (
         "The private forest and tree against diffprivlib's at equal guarantee "
         "on four binary tasks added after the forest's vote was last changed, "
@@ -546,6 +554,8 @@ def split_lab_notes(text):
             fenced = not fenced
         plain = not fenced and line.strip() and not line.startswith(("|", "#", "```"))
         if plain:
+            if line.startswith("- "):  # a list item is a paragraph of its own
+                flush()
             para.append(line)
             continue
         flush()
