@@ -136,8 +136,9 @@ def solve_release(
     prior the uniform one over ``y_bounds`` (variance ``h^2 / 3`` for
     half-width ``h``). ``method="average"`` (least squares only): the mean of
     the ``"eb"``, ``"ridge"`` and ``"trim"`` solutions of the same release
-    (the test MSE is convex in the coefficients, so the mean's is at most the
-    mean of the three's; none of the three is the best on every task and no
+    (the squared error of a linear prediction is convex in the coefficients,
+    so before clipping to ``y_bounds`` the mean's test MSE is at most the mean
+    of the three's; none of the three is the best on every task and no
     choice read from the release picks the better reliably). Otherwise
     post-processes and solves with :func:`solve_noisy_quadratic` (the ridge
     floor uses the data-free :func:`~skdp._fm.sensitivity.default_coef_norm`,

@@ -82,8 +82,9 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
 
     **Default post-processing: which tasks set it, and how it does on others**
     (issue 34). ``"average"``, the mean of the ``"eb"``, ``"ridge"`` and
-    ``"trim"`` solutions of the one release (free post-processing: the test MSE
-    is convex in the coefficients, so the mean's is at most the mean of the
+    ``"trim"`` solutions of the one release (free post-processing: the squared
+    error of a linear prediction is convex in the coefficients, so before
+    clipping to ``bounds_y`` the mean's test MSE is at most the mean of the
     three's). No single option is within 2 standard errors of the best
     everywhere on either family, and choosing one from the release (a Stein-type
     risk estimate, ``benchmarks/_postprocessing_choice.py``) picks the truly
