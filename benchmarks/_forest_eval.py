@@ -24,7 +24,6 @@ skdp - diffprivlib at ``epsilon / 2`` gives the verdict: "first" (mean >= 0),
 
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -33,9 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine_description, markdown_table, write_result  # noqa: E402
 from _forest_fresh_tasks import FRESH_BINARY  # noqa: E402
 from _task_families import EVALUATION_BINARY  # noqa: E402
-
-from skdp.ensemble import PrivateRandomForestClassifier  # noqa: E402
-from skdp.tree import PrivateDecisionTreeClassifier  # noqa: E402
+from bench_diffprivlib_cluster_forest import seed_accuracies  # noqa: E402
 
 #: family: (its tasks, the result's name, the title, what it held out)
 FAMILIES = {
@@ -120,34 +117,13 @@ def _task_rows(task, n_seeds, dpl, epsilons):
         for _, _, ytr, yte in splits
     ]
     out, above = {}, {}
-    for model, skdp_cls in (
-        ("forest", PrivateRandomForestClassifier),
-        ("tree", PrivateDecisionTreeClassifier),
-    ):
+    for model in ("forest", "tree"):
         out[model], above[model] = [], []
         for eps in epsilons:
             res = {"skdp": [], "dpl_half": [], "dpl": []}
-            for seed, (Xtr, Xte, ytr, yte) in enumerate(splits):
-                clf = skdp_cls(
-                    epsilon=eps, bounds_X=(0, 1), classes=[0, 1], random_state=seed
-                )
-                res["skdp"].append(_accuracy(clf.fit(Xtr, ytr), Xte, yte))
-                if dpl is None:
-                    continue
-                dpl_cls = {
-                    "forest": dpl.RandomForestClassifier,
-                    "tree": dpl.DecisionTreeClassifier,
-                }[model]
-                for key, e in (("dpl_half", eps / 2), ("dpl", eps)):
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        m = dpl_cls(
-                            epsilon=e,
-                            bounds=(np.zeros(d), np.ones(d)),
-                            classes=[0, 1],
-                            random_state=seed,
-                        )
-                        res[key].append(_accuracy(m.fit(Xtr, ytr), Xte, yte))
+            for seed, split in enumerate(splits):
+                for key, acc in seed_accuracies(model, eps, seed, split, dpl).items():
+                    res[key].append(acc)
             diff, verdict = _paired(res["skdp"], res["dpl_half"])
             out[model].append(
                 [name, eps]

@@ -54,12 +54,7 @@ from _common import delta_for, machine_description  # noqa: E402
 from bench_defaults import EPS, MODES, _split  # noqa: E402
 
 import skdp  # noqa: E402
-from skdp._fm.empirical_bayes import (  # noqa: E402
-    empirical_bayes_solve,
-    label_mean_prior,
-)
-from skdp._fm.sensitivity import default_coef_norm, prior_eigenvalue  # noqa: E402
-from skdp._fm.solve import solve_noisy_quadratic, to_user_model  # noqa: E402
+from skdp._fm.solve import solve_coordinates, to_user_model  # noqa: E402
 from skdp.linear_model import FMLinearRegression  # noqa: E402
 
 OPTIONS = ["eb", "ridge", "trim", "none"]
@@ -84,24 +79,16 @@ class _Capture(FMLinearRegression):
 
 
 def solve_w(A, b, domain, noise_std, noise_std_b, n, method):
-    """``w`` in the fit's coordinates, as ``skdp._fm.solve.solve_release``."""
-    if method == "eb" and noise_std > 0:
-        return empirical_bayes_solve(
-            A,
-            b,
-            noise_std=noise_std,
-            noise_std_b=noise_std_b,
-            fit_intercept=domain.fit_intercept,
-            intercept_prior=label_mean_prior(domain),
-        )
-    return solve_noisy_quadratic(
+    """``w`` in the fit's coordinates: ``skdp._fm.solve.solve_coordinates``."""
+    return solve_coordinates(
         A,
         b,
+        "squared",
+        domain,
+        method,
         noise_std=noise_std,
-        method="ridge" if method == "eb" else method,
         noise_std_b=noise_std_b,
-        coef_norm=default_coef_norm("squared", domain),
-        prior_eig=prior_eigenvalue("squared", domain, n),
+        n=n,
     )
 
 

@@ -187,20 +187,44 @@ def _forest_tasks():
         yield f"{task.name} (d={task.d})", task.X, np.asarray(task.y, int)
 
 
-def _tree_rows(n_seeds, dpl, model):
-    from sklearn.ensemble import RandomForestClassifier
-    from sklearn.model_selection import train_test_split
-
+def seed_accuracies(model, eps, seed, split, dpl):
+    """Held-out accuracy of one seed's skdp ``model`` ("forest" or "tree") and,
+    when ``dpl`` (diffprivlib.models) is given, of diffprivlib's at ``eps / 2``
+    ("dpl_half") and ``eps`` ("dpl"); every feature in the box (0, 1)."""
+    Xtr, Xte, ytr, yte = split
     skdp_cls = {
         "forest": PrivateRandomForestClassifier,
         "tree": PrivateDecisionTreeClassifier,
     }[model]
+    clf = skdp_cls(epsilon=eps, bounds_X=(0, 1), classes=[0, 1], random_state=seed)
+    # rounded (accuracies move in steps of 1 / n_test): ties difference to 0
+    out = {"skdp": round(float(clf.fit(Xtr, ytr).score(Xte, yte)), 12)}
+    if dpl is None:
+        return out
+    dpl_cls = {"forest": dpl.RandomForestClassifier, "tree": dpl.DecisionTreeClassifier}
+    d = Xtr.shape[1]
+    for key, e in (("dpl_half", eps / 2), ("dpl", eps)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = dpl_cls[model](
+                epsilon=e,
+                bounds=(np.zeros(d), np.ones(d)),
+                classes=[0, 1],
+                random_state=seed,
+            )
+            out[key] = round(float(m.fit(Xtr, ytr).score(Xte, yte)), 12)
+    return out
+
+
+def _tree_rows(n_seeds, dpl, model):
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.model_selection import train_test_split
+
     tasks = list(_forest_tasks())
     if model == "tree":
         tasks = tasks[:2]
     rows = []
     for name, X, y in tasks:
-        d = X.shape[1]
         splits = [
             train_test_split(X, y, test_size=0.3, random_state=seed, stratify=y)
             for seed in range(n_seeds)
@@ -213,27 +237,9 @@ def _tree_rows(n_seeds, dpl, model):
         ]
         for eps in EPSILONS:
             res = {"skdp": [], "dpl_half": [], "dpl": [], "sk": non_private}
-            for seed, (Xtr, Xte, ytr, yte) in enumerate(splits):
-                clf = skdp_cls(
-                    epsilon=eps, bounds_X=(0, 1), classes=[0, 1], random_state=seed
-                )
-                res["skdp"].append(clf.fit(Xtr, ytr).score(Xte, yte))
-                if dpl is None:
-                    continue
-                dpl_cls = {
-                    "forest": dpl.RandomForestClassifier,
-                    "tree": dpl.DecisionTreeClassifier,
-                }[model]
-                for key, e in (("dpl_half", eps / 2), ("dpl", eps)):
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        m = dpl_cls(
-                            epsilon=e,
-                            bounds=(np.zeros(d), np.ones(d)),
-                            classes=[0, 1],
-                            random_state=seed,
-                        )
-                        res[key].append(m.fit(Xtr, ytr).score(Xte, yte))
+            for seed, split in enumerate(splits):
+                for key, acc in seed_accuracies(model, eps, seed, split, dpl).items():
+                    res[key].append(acc)
             rows.append(
                 [name, eps]
                 + [_mean_se(res[k]) for k in ("skdp", "dpl_half", "dpl", "sk")]

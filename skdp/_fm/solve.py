@@ -12,6 +12,7 @@ __all__ = [
     "DEFAULT_RIDGE_FACTOR",
     "empirical_bayes_solve",
     "solve_noisy_quadratic",
+    "solve_coordinates",
     "solve_release",
     "to_user_model",
 ]
@@ -154,16 +155,20 @@ def solve_release(
     kw = dict(noise_std=noise_std, noise_std_b=noise_std_b, n=n)
     if method == "average":
         w = np.mean(
-            [_solve_w(A, b, objective, domain, m, **kw) for m in AVERAGED_METHODS],
+            [
+                solve_coordinates(A, b, objective, domain, m, **kw)
+                for m in AVERAGED_METHODS
+            ],
             axis=0,
         )
     else:
-        w = _solve_w(A, b, objective, domain, method, **kw)
+        w = solve_coordinates(A, b, objective, domain, method, **kw)
     return to_user_model(w, domain)
 
 
-def _solve_w(A, b, objective, domain, method, *, noise_std, noise_std_b, n):
-    """``w`` on the domain's coordinates for one method (see solve_release)."""
+def solve_coordinates(A, b, objective, domain, method, *, noise_std, noise_std_b, n):
+    """``w`` on the domain's coordinates for one method, before the map back to
+    the user's units (see :func:`solve_release`; ``"average"`` excepted)."""
     if method == "eb" and noise_std > 0:
         return empirical_bayes_solve(
             A,
