@@ -279,20 +279,12 @@ def validated_fit_inputs(estimator, X, y):
     """
     from sklearn.utils.multiclass import check_classification_targets
 
-    from skdp.utils import check_bounds, infer_bounds
+    from skdp.utils import feature_bounds
     from skdp.utils.sklearn_compat import validate_data
 
     X, y = validate_data(estimator, X, y, dtype=np.float64)
     check_classification_targets(y)
     classes = resolve_classes(estimator.classes, y, not math.isinf(estimator.epsilon))
     d = X.shape[1]
-    if estimator.bounds_X is None:
-        lower, upper = infer_bounds(X, name="bounds_X")
-    else:
-        lower, upper = check_bounds(
-            estimator.bounds_X,
-            d,
-            name="bounds_X",
-            feature_names=getattr(estimator, "feature_names_in_", None),
-        )
+    lower, upper = feature_bounds(estimator, X, d)
     return X, np.searchsorted(classes, y), classes, lower, upper

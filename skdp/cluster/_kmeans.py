@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.mechanisms import LaplaceMechanism
-from skdp.utils import check_bounds, infer_bounds, noise_generator
+from skdp.utils import feature_bounds, noise_generator
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.dask_rows import dask_shape, is_dask_collection
 from skdp.utils.sklearn_compat import (
@@ -479,13 +479,7 @@ class PrivateKMeans(
             raise ValueError(
                 f"n_samples={n} should be >= n_clusters={self.n_clusters}."
             )
-        if self.bounds_X is None:
-            lower, upper = infer_bounds(X, name="bounds_X")
-        else:
-            lower, upper = check_bounds(
-                self.bounds_X, d, name="bounds_X",
-                feature_names=getattr(self, "feature_names_in_", None),
-            )  # fmt: skip
+        lower, upper = feature_bounds(self, X, d)
         centre, half = (lower + upper) / 2, (upper - lower) / 2
         active = half > 0
         T, depth, mu, start_mech, mech = self._plan(n, int(active.sum()))

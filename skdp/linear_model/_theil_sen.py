@@ -15,7 +15,7 @@ from skdp.linear_model._theil_sen_stats import (
     kendall_numerators,
     pair_rows,
 )
-from skdp.utils import check_bounds, infer_bounds, noise_generator
+from skdp.utils import check_bounds, feature_bounds, infer_bounds, noise_generator
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.sklearn_compat import (
     BOUNDS,
@@ -196,13 +196,7 @@ class PrivateTheilSenRegressor(RegressorMixin, BudgetTrackingMixin, BaseEstimato
                 f"feature must be 'auto' or a column index below {d}, got "
                 f"{self.feature}."
             )
-        if self.bounds_X is None:
-            lower, upper = infer_bounds(X, name="bounds_X")
-        else:
-            lower, upper = check_bounds(
-                self.bounds_X, d, name="bounds_X",
-                feature_names=getattr(self, "feature_names_in_", None),
-            )  # fmt: skip
+        lower, upper = feature_bounds(self, X, d)
         if self.bounds_y is None:
             y_lower, y_upper = (float(b[0]) for b in infer_bounds(y, "bounds_y"))
         else:

@@ -20,7 +20,7 @@ from skdp.naive_bayes._nb_statistics import (
     from_moments,
     weighted,
 )
-from skdp.utils import check_bounds, infer_bounds, noise_generator
+from skdp.utils import feature_bounds, noise_generator
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.dask_rows import dask_labels, dask_shape, is_dask_collection
 from skdp.utils.privacy_warnings import warn_privacy_leak
@@ -484,15 +484,7 @@ class PrivateGaussianNB(ClassifierMixin, BudgetTrackingMixin, BaseEstimator):
             classes = self._resolve_classes(y)
         n_classes = classes.size
         priors = self._check_priors(n_classes)
-        if self.bounds_X is None:
-            lower, upper = infer_bounds(X, name="bounds_X")
-        else:
-            lower, upper = check_bounds(
-                self.bounds_X,
-                d,
-                name="bounds_X",
-                feature_names=getattr(self, "feature_names_in_", None),
-            )
+        lower, upper = feature_bounds(self, X, d)
         centre, half = (lower + upper) / 2, (upper - lower) / 2
         active = half > 0
         mech = mu = lam = None

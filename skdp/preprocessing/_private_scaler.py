@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from skdp._moments import MOMENT_WEIGHT, Moments, moment_sensitivity
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.mechanisms import GaussianMechanism, LaplaceMechanism
-from skdp.utils import check_bounds, infer_bounds, noise_generator
+from skdp.utils import feature_bounds, noise_generator
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.dask_rows import dask_shape, is_dask_collection, reduce_rows
 from skdp.utils.sklearn_compat import (
@@ -315,20 +315,12 @@ class PrivateStandardScaler(
             X = validate_data(self, X, dtype=np.float64)
             n, d = X.shape
         rng = noise_generator(self.random_state)
-        if self.bounds_X is None:
-            if on_dask:
-                raise ValueError(
-                    "PrivateStandardScaler on dask input needs declared bounds_X: "
-                    "reading the ranges off the data would leak them."
-                )
-            lower, upper = infer_bounds(X, name="bounds_X")
-        else:
-            lower, upper = check_bounds(
-                self.bounds_X,
-                d,
-                name="bounds_X",
-                feature_names=getattr(self, "feature_names_in_", None),
+        if self.bounds_X is None and on_dask:
+            raise ValueError(
+                "PrivateStandardScaler on dask input needs declared bounds_X: "
+                "reading the ranges off the data would leak them."
             )
+        lower, upper = feature_bounds(self, X, d)
         centre, half = (lower + upper) / 2, (upper - lower) / 2
         self.bounds_ = (lower, upper)
         self.n_samples_seen_ = n

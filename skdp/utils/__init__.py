@@ -11,6 +11,7 @@ from skdp.utils._validation import (
     check_sensitivity,
     clip_to_bounds,
     clip_to_norm,
+    feature_bounds,
     infer_bounds,
     infer_data_norm,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "clip_to_bounds",
     "clip_to_norm",
     "empirical_epsilon",
+    "feature_bounds",
     "infer_bounds",
     "infer_data_norm",
     "noise_generator",

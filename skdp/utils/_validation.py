@@ -367,6 +367,33 @@ def infer_bounds(X, name="bounds"):
     return lower, upper
 
 
+def feature_bounds(estimator, X, n_features):
+    """The ranges of an estimator's ``bounds_X``: declared, or read off the data.
+
+    Parameters
+    ----------
+    estimator : estimator with a ``bounds_X`` parameter
+        ``bounds_X`` in any form of :func:`check_bounds` (a dict is keyed by
+        the estimator's ``feature_names_in_`` when it has them), or None.
+    X : array-like of shape (n_samples, n_features)
+        Read only when ``bounds_X`` is None (:func:`infer_bounds`, with its
+        :class:`~skdp.exceptions.PrivacyLeakWarning`).
+    n_features : int
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (n_features,)
+    """
+    if estimator.bounds_X is None:
+        return infer_bounds(X, name="bounds_X")
+    return check_bounds(
+        estimator.bounds_X,
+        n_features,
+        name="bounds_X",
+        feature_names=getattr(estimator, "feature_names_in_", None),
+    )
+
+
 def infer_data_norm(X, name="data_norm"):
     """The largest row L2 norm of ``X``, with a :class:`PrivacyLeakWarning`."""
     X = np.asarray(X, dtype=np.float64)
