@@ -21,6 +21,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
 from sklearn.utils._param_validation import InvalidParameterError
 
+from skdp import tools
 from skdp.accounting import track_budget
 from skdp.exceptions import BudgetExceededError
 from skdp.linear_model import (
@@ -404,6 +405,18 @@ REFUSED = [
         lambda X, y, gen: RegressionLabelRelease(
             epsilon=1.0, label_bounds=(-1, 1), mechanism="laplace", random_state=gen
         ).fit_resample(X, X[:, 0]),
+    ),
+    (
+        "tools nanmean",
+        lambda X, y, gen: tools.nanmean(
+            np.where(X > 0.8, np.nan, X), 1.0, (-1, 1), axis=0, random_state=gen
+        ),
+    ),
+    (
+        "tools nanvar",
+        lambda X, y, gen: tools.nanvar(
+            np.where(X > 0.8, np.nan, X), 1.0, (-1, 1), random_state=gen
+        ),
     ),
     (
         "regression label release, rr on bins",

@@ -11,10 +11,15 @@ drawing, and derives its sensitivity in its Notes.
 (its rows; the elements of a 1-d array), and neighbouring arrays differ in one
 record (replace-one; the shape is public). A statistic over ``axis`` with
 several outputs is one release whose guarantee covers them all.
+
+**Missing values.** The ``nan*`` functions read NaN as a missing value and
+release each output's count of present values with its sums (how many are
+missing is data); the others refuse NaN.
 """
 
 from skdp.tools._histograms import histogram, histogram2d, histogramdd
 from skdp.tools._moments import count_nonzero, mean, std, sum, var
+from skdp.tools._nan_moments import nanmean, nanstd, nansum, nanvar
 from skdp.tools._quantiles import median, percentile, quantile
 
 __all__ = [
@@ -24,6 +29,10 @@ __all__ = [
     "histogramdd",
     "mean",
     "median",
+    "nanmean",
+    "nanstd",
+    "nansum",
+    "nanvar",
     "percentile",
     "quantile",
     "std",

@@ -10,18 +10,20 @@ from skdp.accounting import PrivacyBudget, record_spend
 from skdp.utils import check_bounds, check_epsilon
 from skdp.utils.privacy_warnings import warn_privacy_leak
 
-__all__ = ["DaskReduction", "Reduction", "as_data", "spend"]
+__all__ = ["DaskReduction", "Reduction", "as_data", "check_no_inf", "spend"]
 
 
-def as_data(a, name="a"):
-    """``a`` as a finite float64 array with at least one dimension and row."""
+def as_data(a, name="a", allow_nan=False):
+    """``a`` as a float64 array with at least one dimension and row: finite,
+    or with ``allow_nan`` finite or NaN (a missing value; inf still refused)."""
     from skdp.utils.dask_rows import is_dask_collection
 
     if is_dask_collection(a):  # never brought to this process silently
         raise TypeError(
             f"{name} is a dask collection: of skdp.tools, sum, mean, var, std, "
-            "count_nonzero and the histograms reduce it on the workers; compute "
-            "it first for the quantiles (they need every value in one place)."
+            "their nan* variants, count_nonzero and the histograms reduce it on "
+            "the workers; compute it first for the quantiles (they need every "
+            "value in one place)."
         )
     arr = np.asarray(a)
     if arr.dtype == object or not (
@@ -31,10 +33,22 @@ def as_data(a, name="a"):
     arr = np.atleast_1d(arr.astype(np.float64))
     if arr.shape[0] == 0 or arr.size == 0:
         raise ValueError(f"{name} must not be empty.")
-    if not np.all(np.isfinite(arr)):
+    if allow_nan:
+        check_no_inf(arr, name)
+    elif not np.all(np.isfinite(arr)):
         raise ValueError(
             f"{name} must be finite (no NaN or inf): drop or impute missing values "
-            "first; how many are missing is itself data."
+            "first (or use the nan* functions); how many are missing is itself data."
+        )
+    return arr
+
+
+def check_no_inf(arr, name="a"):
+    """Refuse ``inf``/``-inf`` in float ``arr`` (NaN, a missing value, passes)."""
+    if np.any(np.isinf(arr)):
+        raise ValueError(
+            f"{name} must not hold inf or -inf (NaN marks a missing value; an "
+            "infinite one is not missing): replace or drop them first."
         )
     return arr
 
@@ -42,13 +56,18 @@ def as_data(a, name="a"):
 def _axes(axis, ndim):
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    message = f"axis must be None, an int or a tuple of ints, got {axis!r}."
+    if isinstance(axis, numbers.Integral):
+        axes = (axis,)
+    else:
+        try:
+            axes = tuple(axis)
+        except TypeError:  # e.g. a float: not iterable
+            raise TypeError(message) from None
     out = []
     for ax in axes:
         if isinstance(ax, bool) or not isinstance(ax, numbers.Integral):
-            raise TypeError(
-                f"axis must be None, an int or a tuple of ints, got {axis!r}."
-            )
+            raise TypeError(message)
         if not -ndim <= ax < ndim:
             raise ValueError(f"axis {ax} is out of bounds for an array of {ndim} dims.")
         out.append(int(ax) % ndim)
@@ -131,7 +150,7 @@ def _check_block(block):
     if not np.all(np.isfinite(block)):
         raise ValueError(
             "a must be finite (no NaN or inf): drop or impute missing values "
-            "first; how many are missing is itself data."
+            "first (or use the nan* functions); how many are missing is itself data."
         )
     return block
 
