@@ -30,11 +30,13 @@ from skdp.linear_model import (
     OPLogisticRegression,
 )
 from skdp.linear_model._op_solver import CertificateError
+from skdp.naive_bayes import PrivateGaussianNB
 from skdp.preprocessing import (
     ExponentialLabelRelease,
     PrivateBoundsEstimator,
     PrivateLabelClassifier,
     PrivateLabelRegressor,
+    PrivateStandardScaler,
     RandomizedResponse,
     RandomizedResponseWithPrior,
     RegressionLabelRelease,
@@ -184,6 +186,40 @@ CASES = [
         _string_category,
         ValueError,
         "could not convert string to float",
+    ),
+    (
+        "naive Bayes partial_fit NaN",
+        lambda X, y, yr: PrivateGaussianNB(
+            bounds_X=(-1, 1), classes=[0, 1]
+        ).partial_fit(X, y),
+        _with_nan,
+        ValueError,
+        "Input X contains NaN",
+    ),
+    (
+        "naive Bayes partial_fit label outside classes",
+        lambda X, y, yr: PrivateGaussianNB(
+            bounds_X=(-1, 1), classes=[0, 1]
+        ).partial_fit(X, np.where(np.arange(N) == 3, 2, y)),
+        _data,
+        ValueError,
+        r"labels not in classes \[0, 1\]: \[2\]",
+    ),
+    (
+        "naive Bayes partial_fit classes argument differing from classes",
+        lambda X, y, yr: PrivateGaussianNB(
+            bounds_X=(-1, 1), classes=[0, 1]
+        ).partial_fit(X, y, classes=[0, 1, 2]),
+        _data,
+        ValueError,
+        r"classes=\[0, 1, 2\] differs from the declared classes=\[0, 1\]",
+    ),
+    (
+        "standard scaler partial_fit NaN",
+        lambda X, y, yr: PrivateStandardScaler(bounds_X=(-1, 1)).partial_fit(X),
+        _with_nan,
+        ValueError,
+        "Input X contains NaN",
     ),
     (
         "FM newton refinement with 3 classes after private ranges",
@@ -417,6 +453,18 @@ REFUSED = [
         lambda X, y, gen: tools.nanvar(
             np.where(X > 0.8, np.nan, X), 1.0, (-1, 1), random_state=gen
         ),
+    ),
+    (
+        "naive Bayes partial_fit",
+        lambda X, y, gen: PrivateGaussianNB(
+            epsilon=1.0, bounds_X=(-1, 1), classes=[0, 1], random_state=gen
+        ).partial_fit(X, y),
+    ),
+    (
+        "standard scaler partial_fit",
+        lambda X, y, gen: PrivateStandardScaler(
+            epsilon=1.0, bounds_X=(-1, 1), random_state=gen
+        ).partial_fit(X),
     ),
     (
         "regression label release, rr on bins",

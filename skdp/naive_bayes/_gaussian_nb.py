@@ -11,13 +11,13 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted
 
 from skdp._moments import moment_sensitivity
-from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
+from skdp.accounting import BudgetTrackingMixin, record_spend
 from skdp.mechanisms import GaussianMechanism, LaplaceMechanism
+from skdp.naive_bayes._nb_partial import NBPartialFitMixin, RunningTotals
 from skdp.naive_bayes._nb_statistics import (
+    batch_class_stats,
     class_sums,
     dask_class_stats,
-    exact_statistics,
-    from_moments,
     weighted,
 )
 from skdp.utils import feature_bounds, noise_generator
@@ -170,27 +170,9 @@ def nb_statistics(W, codes, n_classes, count_weight, moment_weight):
     return weighted(counts, s1, s2, count_weight, moment_weight)
 
 
-def _project_counts(noisy, n):
-    """Euclidean projection onto ``{c : sum c = n, c_k >= l}``, ``l = min(1, n/K)``.
-
-    Free post-processing with the public ``n``: the counts of a partition of
-    ``n`` rows sum to ``n``; ``l`` keeps each positive (a divisor).
-    """
-    k = noisy.size
-    low = min(1.0, n / k)
-    room = n - k * low
-    if room <= 0:
-        return np.full(k, low)
-    v = (noisy - low) / room
-    # projection onto the probability simplex (sort-based)
-    u = np.sort(v)[::-1]
-    css = np.cumsum(u) - 1.0
-    rho = np.count_nonzero(u - css / np.arange(1, k + 1) > 0)
-    theta = css[rho - 1] / rho
-    return low + room * np.maximum(v - theta, 0.0)
-
-
-class PrivateGaussianNB(ClassifierMixin, BudgetTrackingMixin, BaseEstimator):
+class PrivateGaussianNB(
+    NBPartialFitMixin, ClassifierMixin, BudgetTrackingMixin, BaseEstimator
+):
     """Gaussian naive Bayes with differentially private counts, means and variances.
 
     The private counterpart of :class:`sklearn.naive_bayes.GaussianNB` (and of
@@ -263,8 +245,9 @@ class PrivateGaussianNB(ClassifierMixin, BudgetTrackingMixin, BaseEstimator):
     noise_scale_ : float
         Laplace scale or Gaussian sigma per coordinate.
     privacy_spent_ : PrivacyBudget
-        ``(epsilon, delta)``, recorded in any active
-        :func:`~skdp.accounting.track_budget`.
+        ``(epsilon, delta)`` per release, recorded in any active
+        :func:`~skdp.accounting.track_budget`: ``fit`` releases once, every
+        ``partial_fit`` call once more (their sum, see Notes).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` has string column names.
@@ -338,6 +321,23 @@ class PrivateGaussianNB(ClassifierMixin, BudgetTrackingMixin, BaseEstimator):
     ``epsilon_`` is scikit-learn's rule (``var_smoothing`` times the largest
     variance of the clipped data): scikit-learn's fit.
 
+    **Streams** (:meth:`partial_fit`). Each call releases its batch's vector
+    as ``fit`` does (same sensitivity, ``epsilon``, ``delta``; its own noise)
+    and adds it to the running noisy totals; the model is the post-processing
+    above applied to the totals, with ``n`` the rows of all batches (public:
+    each batch's size is) and the floor from the noise of the sum (``k``
+    releases: ``sqrt(k)`` times one release's). No exact statistic of an
+    earlier batch is kept. ``fit`` starts the totals anew with its own
+    release (a ``partial_fit`` after it adds to them, as in scikit-learn).
+    The ``k`` releases compose: ``privacy_spent_`` and the ledger record ``k
+    (epsilon, delta)`` (basic composition), which holds whatever rows the
+    batches share. If the batches hold disjoint rows the whole stream is
+    ``(epsilon, delta)``-DP by parallel composition (a row changes one
+    batch's release only), but the estimator cannot know that: declare it
+    with :func:`~skdp.accounting.on_rows` or account for it yourself. At
+    ``epsilon=inf`` the totals are the exact moments, merged by Chan's update:
+    the model equals ``fit`` on all rows up to rounding.
+
     References
     ----------
     Vaidya, Shafiq, Basu & Hong (2013). Differentially private naive Bayes
@@ -347,6 +347,7 @@ class PrivateGaussianNB(ClassifierMixin, BudgetTrackingMixin, BaseEstimator):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from sklearn.datasets import load_iris
     >>> from skdp.naive_bayes import PrivateGaussianNB
     >>> X, y = load_iris(return_X_y=True)
@@ -355,6 +356,11 @@ class PrivateGaussianNB(ClassifierMixin, BudgetTrackingMixin, BaseEstimator):
     PrivacyBudget(epsilon=1.0, delta=0.0)
     >>> clf.theta_.shape
     (3, 4)
+    >>> stream = PrivateGaussianNB(epsilon=1.0, bounds_X=(0, 8), classes=[0, 1, 2])
+    >>> for rows in np.array_split(np.random.default_rng(0).permutation(150), 3):
+    ...     stream = stream.partial_fit(X[rows], y[rows])
+    >>> stream.privacy_spent_
+    PrivacyBudget(epsilon=3.0, delta=0.0)
     """
 
     _parameter_constraints = {
@@ -393,23 +399,43 @@ class PrivateGaussianNB(ClassifierMixin, BudgetTrackingMixin, BaseEstimator):
     def _private(self):
         return not math.isinf(self.epsilon)
 
-    def _resolve_classes(self, y):
-        if self.classes is not None:
-            declared = np.asarray(self.classes)
-            if declared.ndim != 1 or declared.size == 0:
-                raise ValueError(
-                    f"classes must be a non-empty 1-d array-like, got {self.classes!r}."
-                )
-            found = np.unique(declared)
-            if found.size != declared.size:
-                raise ValueError(f"classes has repeated labels: {self.classes!r}.")
-            type_of_target(found, input_name="classes", raise_unknown=True)
-            unknown = np.zeros(0, bool) if y is None else ~np.isin(y, found)
-            if np.any(unknown):
-                raise ValueError(
-                    f"y contains labels not in classes {found.tolist()}: "
-                    f"{np.unique(y[unknown])[:5].tolist()}."
-                )
+    @staticmethod
+    def _class_set(classes, name):
+        declared = np.asarray(classes)
+        if declared.ndim != 1 or declared.size == 0:
+            raise ValueError(
+                f"{name} must be a non-empty 1-d array-like, got {classes!r}."
+            )
+        found = np.unique(declared)
+        if found.size != declared.size:
+            raise ValueError(f"{name} has repeated labels: {classes!r}.")
+        type_of_target(found, input_name=name, raise_unknown=True)
+        return found
+
+    @staticmethod
+    def _check_labels(y, found, name):
+        unknown = np.zeros(0, bool) if y is None else ~np.isin(y, found)
+        if np.any(unknown):
+            raise ValueError(
+                f"y contains labels not in {name} {found.tolist()}: "
+                f"{np.unique(y[unknown])[:5].tolist()}."
+            )
+
+    def _resolve_classes(self, y, classes=None):
+        """The class set: declared ``classes``, else ``partial_fit``'s
+        ``classes`` argument (both given: equal), else read off ``y``."""
+        if self.classes is not None or classes is not None:
+            found = self._class_set(
+                self.classes if self.classes is not None else classes, "classes"
+            )
+            if self.classes is not None and classes is not None:
+                given = self._class_set(classes, "classes")
+                if not np.array_equal(given, found):
+                    raise ValueError(
+                        f"partial_fit's classes={given.tolist()} differs from the "
+                        f"declared classes={found.tolist()}."
+                    )
+            self._check_labels(y, found, "classes")
             return found
         if self._private:
             warn_privacy_leak(
@@ -455,6 +481,7 @@ class PrivateGaussianNB(ClassifierMixin, BudgetTrackingMixin, BaseEstimator):
         anything is spent) and reduced to per-class integer counts, sums and
         sums of squares on the workers, merged there; only those come back
         for the one release. ``bounds_X`` and ``classes`` must be declared.
+        (:meth:`partial_fit` takes in-memory batches only.)
         Equal to the in-memory fit with the same ``random_state``: the counts
         bit for bit, the means and variances up to the order of the sums.
 
@@ -467,6 +494,7 @@ class PrivateGaussianNB(ClassifierMixin, BudgetTrackingMixin, BaseEstimator):
         -------
         self
         """
+        self.__dict__.pop("_running", None)  # fit starts new running totals
         on_dask = is_dask_collection(X) or is_dask_collection(y)
         if on_dask:
             n, d, X = dask_shape(self, X)
@@ -499,74 +527,28 @@ class PrivateGaussianNB(ClassifierMixin, BudgetTrackingMixin, BaseEstimator):
             )
         # every input and parameter is validated: record the spend (a refused
         # spend stops the release before any noise is drawn), then draw
-        spend = PrivacyBudget(float(self.epsilon), float(self.delta))
-        if not self._private:
-            spend = PrivacyBudget(math.inf, 0.0)
-        self.privacy_spent_ = record_spend(spend, type(self).__name__, mechanism=mech)
+        self.privacy_spent_ = record_spend(
+            self._spend, type(self).__name__, mechanism=mech
+        )
         rng = noise_generator(self.random_state)
         self.classes_ = classes
         self.bounds_ = (lower, upper)
         if not on_dask:
-            clipped = np.clip(X, lower, upper)
-            codes = np.searchsorted(classes, y)
-            if self._private:
-                safe = np.where(half > 0, half, 1.0)
-                W = np.where(half > 0, (clipped - centre) / safe, 0.0)
-                stats = class_sums(W, codes, n_classes)
-            else:
-                stats = exact_statistics(clipped, codes, n_classes, centre)
-        elif not self._private:
-            stats = from_moments(stats, centre)
+            stats = batch_class_stats(
+                X,
+                np.searchsorted(classes, y),
+                lower=lower,
+                upper=upper,
+                n_classes=n_classes,
+                exact=not self._private,
+            )
+        # the running totals that partial_fit adds to: this one release
+        running = RunningTotals(stats, n, 0.0, 1, None)
         if self._private:
-            self._private_fit(stats, n, d, centre, half, mech, mu, lam, rng)
-        else:
-            self._exact_fit(*stats, half)
-        self.class_prior_ = (
-            priors
-            if priors is not None
-            else self.class_count_ / self.class_count_.sum()
-        )
+            noisy = mech.randomize(weighted(*stats, mu, lam), random_state=rng)
+            running = RunningTotals(noisy, n, mech.variance, 1, (mu, lam))
+        self._set_model(running, centre, half, mech, priors)
         return self
-
-    def _smoothing(self, half):
-        value = self.var_smoothing * float(np.max(half**2, initial=0.0))
-        return value if value > 0 else float(self.var_smoothing)
-
-    def _private_fit(self, sums, n, d, centre, half, mech, mu, lam, rng):
-        n_classes = self.classes_.size
-        stats = weighted(*sums, mu, lam)
-        noisy = mech.randomize(stats, random_state=rng)
-        counts = _project_counts(noisy[:n_classes] / mu, n)
-        s1 = noisy[n_classes : n_classes * (1 + d)].reshape(n_classes, d)
-        s2 = noisy[n_classes * (1 + d) :].reshape(n_classes, d) / lam
-        m = np.clip(s1 / counts[:, None], -1.0, 1.0)
-        std = math.sqrt(mech.variance) / lam / counts[:, None]
-        floor = np.broadcast_to(np.minimum(std, 1.0), (n_classes, d)).copy()
-        floor[:, half == 0] = 0.0
-        v = np.clip(s2 / counts[:, None] - m**2, floor, np.maximum(floor, 1 - m**2))
-        m[:, half == 0] = 0.0
-        v[:, half == 0] = 0.0
-        self.count_weight_, self.moment_weight_ = mu, lam
-        self.sensitivity_ = mech.sensitivity
-        self.noise_scale_ = (
-            mech.sigma if isinstance(mech, GaussianMechanism) else mech.scale
-        )
-        self.epsilon_ = self._smoothing(half)
-        self.class_count_ = counts
-        self.theta_ = centre + half * m
-        self.var_ = half**2 * v + self.epsilon_
-        self.variance_floor_ = half**2 * floor
-
-    def _exact_fit(self, counts, theta, var, overall_var, half):
-        n_classes, d = theta.shape
-        smoothing = self.var_smoothing * float(np.max(overall_var))
-        self.epsilon_ = smoothing if smoothing > 0 else self._smoothing(half)
-        self.count_weight_ = self.moment_weight_ = None
-        self.sensitivity_ = self.noise_scale_ = 0.0
-        self.class_count_ = counts
-        self.theta_ = theta
-        self.var_ = var + self.epsilon_
-        self.variance_floor_ = np.zeros((n_classes, d))
 
     def predict_joint_log_proba(self, X):
         """``log P(c) + log P(x | c)`` for every class (unnormalised posterior).

@@ -10,11 +10,11 @@ from skdp._moments import Moments
 from skdp.utils.dask_rows import block_codes, reduce_rows
 
 __all__ = [
+    "batch_class_stats",
     "block_class_stats",
     "class_sums",
     "dask_class_stats",
     "exact_moments",
-    "exact_statistics",
     "from_moments",
     "merge_class_stats",
     "weighted",
@@ -54,6 +54,15 @@ def block_class_stats(block, *, lower, upper, n_classes, exact):
     """
     block = check_array(block, dtype=np.float64, ensure_min_samples=0)
     X, codes = block[:, :-1], block[:, -1].astype(np.intp)
+    return batch_class_stats(
+        X, codes, lower=lower, upper=upper, n_classes=n_classes, exact=exact
+    )
+
+
+def batch_class_stats(X, codes, *, lower, upper, n_classes, exact):
+    """The statistic of validated rows ``X`` with class indices ``codes``:
+    :func:`class_sums` of the features mapped to [-1, 1], or (``exact``) the
+    :func:`exact_moments` of the clipped features."""
     clipped = np.clip(X, lower, upper)
     if not exact:
         centre, half = (lower + upper) / 2, (upper - lower) / 2
@@ -76,21 +85,8 @@ def exact_moments(clipped, codes, n_classes):
     return [moments(clipped[codes == k]) for k in range(n_classes)] + [moments(clipped)]
 
 
-def exact_statistics(clipped, codes, n_classes, centre):
-    """``(counts, theta, var, overall var)`` of the clipped rows (numpy's)."""
-    counts = np.bincount(codes, minlength=n_classes).astype(np.float64)
-    theta = np.tile(centre, (n_classes, 1))
-    var = np.zeros((n_classes, clipped.shape[1]))
-    for k in range(n_classes):
-        rows = clipped[codes == k]
-        if rows.shape[0]:
-            theta[k] = np.mean(rows, axis=0)
-            var[k] = np.var(rows, axis=0)
-    return counts, theta, var, np.var(clipped, axis=0)
-
-
 def from_moments(moments, centre):
-    """:func:`exact_statistics` from merged per-block moments (dask input)."""
+    """``(counts, theta, var, overall var)`` from merged moments (``epsilon=inf``)."""
     *per_class, total = moments
     counts = np.array([m.n for m in per_class], dtype=np.float64)
     theta = np.tile(centre, (len(per_class), 1))

@@ -3,6 +3,7 @@
 import functools
 import math
 import numbers
+import typing
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
@@ -12,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from skdp._moments import MOMENT_WEIGHT, Moments, moment_sensitivity
 from skdp.accounting import BudgetTrackingMixin, PrivacyBudget, record_spend
 from skdp.mechanisms import GaussianMechanism, LaplaceMechanism
-from skdp.utils import feature_bounds, noise_generator
+from skdp.utils import feature_bounds, noise_generator, release_generator
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.dask_rows import dask_shape, is_dask_collection, reduce_rows
 from skdp.utils.sklearn_compat import (
@@ -94,6 +95,19 @@ def _block_moments(X, *, lower, upper, with_std, exact, validated=False):
     return Moments(n, mean=mean, m2=m2)
 
 
+class _Running(typing.NamedTuple):
+    """The running totals: the sum of the noisy released vectors (or, at
+    ``epsilon=inf``, the exact merged :class:`Moments`; None when nothing is
+    released), the public ``n``, the noise variance of each coordinate of the
+    sum, the number of releases, and what every release must share."""
+
+    totals: object
+    n: int
+    noise_variance: float
+    releases: int
+    signature: tuple | None
+
+
 class PrivateStandardScaler(
     OneToOneFeatureMixin, TransformerMixin, BudgetTrackingMixin, BaseEstimator
 ):
@@ -146,7 +160,9 @@ class PrivateStandardScaler(
     scale_ : ndarray of shape (n_features,) or None
         ``sqrt(var_)``, 1 for a constant feature (scikit-learn's rule).
     n_samples_seen_ : int
-        ``n`` (public under replace-one neighbours).
+        ``n`` (public under replace-one neighbours): after ``partial_fit``, the
+        rows of all batches since the totals began (each batch's size is
+        public).
     bounds_ : tuple of ndarray
         The ranges used (declared or inferred).
     variance_floor_ : ndarray of shape (n_features,)
@@ -156,8 +172,9 @@ class PrivateStandardScaler(
     noise_scale_ : float
         Laplace scale or Gaussian sigma per coordinate of the released vector.
     privacy_spent_ : PrivacyBudget
-        ``(epsilon, delta)``, recorded in any active
-        :func:`~skdp.accounting.track_budget`.
+        ``(epsilon, delta)`` per release, recorded in any active
+        :func:`~skdp.accounting.track_budget`: ``fit`` releases once, every
+        ``partial_fit`` call once more (their sum, see Notes).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` has string column names.
@@ -217,6 +234,24 @@ class PrivateStandardScaler(
     ``var_ = r^2 v``. At ``epsilon=inf`` the mean and variance are computed by
     numpy's two-pass formulas on the clipped data, as scikit-learn's.
 
+    **Streams** (:meth:`partial_fit`). Each call releases its batch's vector
+    as ``fit`` does (same sensitivity, ``epsilon``, ``delta``; its own noise)
+    and adds it to the running noisy totals ``(S1~, lambda S2~)``; the model
+    is the post-processing above applied to the totals, with ``n`` the rows
+    of all batches and the floor from the noise of the sum (``k`` releases:
+    ``sqrt(k)`` times one release's). No exact statistic of an earlier batch
+    is kept. ``fit`` starts the totals anew with its own release (a
+    ``partial_fit`` after it adds to them, as in scikit-learn). The ``k``
+    releases compose: ``privacy_spent_`` and the ledger record ``k (epsilon,
+    delta)`` (basic composition), which holds whatever rows the batches
+    share. If the batches hold disjoint rows the whole stream is ``(epsilon,
+    delta)``-DP by parallel composition (a row changes one batch's release
+    only), but the estimator cannot know that: declare it with
+    :func:`~skdp.accounting.on_rows` or account for it yourself. At
+    ``epsilon=inf`` the totals are the exact moments, merged by Chan's update
+    (as scikit-learn's ``partial_fit``): the model equals ``fit`` on all rows
+    up to rounding.
+
     References
     ----------
     Dwork, McSherry, Nissim & Smith (2006). Calibrating noise to sensitivity in
@@ -235,6 +270,11 @@ class PrivateStandardScaler(
     PrivacyBudget(epsilon=1.0, delta=0.0)
     >>> bool(np.all(np.abs(scaler.mean_ - 5) < 0.1))
     True
+    >>> stream = PrivateStandardScaler(epsilon=1.0, bounds_X=(0, 10))
+    >>> for batch in np.array_split(X, 4):
+    ...     stream = stream.partial_fit(batch)
+    >>> stream.n_samples_seen_, stream.privacy_spent_
+    (10000, PrivacyBudget(epsilon=4.0, delta=0.0))
     """
 
     _parameter_constraints = {
@@ -295,7 +335,8 @@ class PrivateStandardScaler(
         reading them off the data would leak them). The fit equals the
         in-memory fit on the same rows with the same ``random_state`` up to the
         order of the float sums (see :func:`moment_statistics`). Dask is the
-        optional extra ``skdp[dask]``.
+        optional extra ``skdp[dask]`` (:meth:`partial_fit` takes in-memory
+        batches only).
 
         Parameters
         ----------
@@ -307,6 +348,7 @@ class PrivateStandardScaler(
         -------
         self
         """
+        self.__dict__.pop("_running", None)  # fit starts new running totals
         private = not math.isinf(self.epsilon)
         on_dask = is_dask_collection(X)
         if on_dask:
@@ -321,16 +363,13 @@ class PrivateStandardScaler(
                 "reading the ranges off the data would leak them."
             )
         lower, upper = feature_bounds(self, X, d)
-        centre, half = (lower + upper) / 2, (upper - lower) / 2
         self.bounds_ = (lower, upper)
-        self.n_samples_seen_ = n
-        mech = self._mechanism(half) if self._releases and private else None
-        self.sensitivity_ = 0.0 if mech is None else mech.sensitivity
-        self.noise_scale_ = 0.0 if mech is None else _noise_scale(mech)
-        self.variance_floor_ = np.zeros(d)
+        mech = None
+        if private and self._releases:
+            mech = self._mechanism((upper - lower) / 2)
         if not self._releases:
             self.privacy_spent_ = self._spend
-            self.mean_ = self.var_ = self.scale_ = None
+            self._set_model(_Running(None, n, 0.0, 1, self._signature), mech)
             return self
         # the statistics first (on dask: on the workers, where a bad block
         # fails before anything is spent), then the spend (a refused spend
@@ -349,18 +388,45 @@ class PrivateStandardScaler(
         self.privacy_spent_ = record_spend(
             self._spend, type(self).__name__, mechanism=mech
         )
-        if not private:
-            mean = moments.mean
-            var = moments.m2 / n if self.with_std else None
-        else:
+        running = _Running(moments, n, 0.0, 1, self._signature)
+        if private:
             noisy = mech.randomize(moments.sums, random_state=rng)
+            running = _Running(noisy, n, mech.variance, 1, self._signature)
+        self._set_model(running, mech)
+        return self
+
+    @property
+    def _signature(self):
+        """What every release added to one model must share."""
+        if not self._releases:
+            return None
+        return (math.isinf(self.epsilon), self.with_std)
+
+    def _set_model(self, running, mech):
+        """The model from the running totals (post-processing; see Notes)."""
+        self._running = running
+        lower, upper = self.bounds_
+        centre, half = (lower + upper) / 2, (upper - lower) / 2
+        n, d = running.n, half.size
+        self.n_samples_seen_ = n
+        self.sensitivity_ = 0.0 if mech is None else mech.sensitivity
+        self.noise_scale_ = 0.0 if mech is None else _noise_scale(mech)
+        self.variance_floor_ = np.zeros(d)
+        if not self._releases:
+            self.mean_ = self.var_ = self.scale_ = None
+            return
+        if mech is None:
+            mean = running.totals.mean
+            var = running.totals.m2 / n if self.with_std else None
+        else:
+            noisy = running.totals
             m = np.clip(noisy[:d] / n, -1.0, 1.0)
             m[half == 0] = 0.0
             mean = centre + half * m
             var = None
             if self.with_std:
                 second = noisy[d:] / (MOMENT_WEIGHT * n)
-                std = math.sqrt(mech.variance) / (MOMENT_WEIGHT * n)
+                std = math.sqrt(running.noise_variance) / (MOMENT_WEIGHT * n)
                 floor = np.where(half > 0, min(std, 1.0), 0.0)
                 v = np.clip(second - m**2, floor, np.maximum(floor, 1.0 - m**2))
                 v[half == 0] = 0.0
@@ -374,6 +440,94 @@ class PrivateStandardScaler(
             self.scale_ = scale
         else:
             self.scale_ = None
+
+    @fit_context(prefer_skip_nested_validation=True)
+    @atomic_fit(restore=True)
+    def partial_fit(self, X, y=None):
+        """Release one batch's sums and add them to the running totals.
+
+        Every call is **one new release** of the batch: the vector :meth:`fit`
+        releases, with its sensitivity, ``epsilon`` and ``delta``. The noisy
+        vector is added to the running noisy totals (started by :meth:`fit`
+        or by the first ``partial_fit``), and ``mean_``, ``var_`` and
+        ``scale_`` are computed from the totals by the post-processing of
+        :meth:`fit`, with ``n = n_samples_seen_`` the rows of all batches (see
+        the Notes). Each call records ``(epsilon, delta)`` in any active
+        :func:`~skdp.accounting.track_budget` (after the batch is validated,
+        before any noise is drawn) and adds it to ``privacy_spent_``.
+
+        ``bounds_`` and ``n_features_in_`` are fixed by the first call
+        (undeclared ``bounds_X`` are read off the first batch with a
+        :class:`~skdp.exceptions.PrivacyLeakWarning`; later batches are
+        clipped to them). A bad batch (NaN, another number of features)
+        raises and leaves the model, the totals and the ledger as they were.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            In memory: a dask collection raises TypeError (:meth:`fit` reduces
+            it on the workers in one release, at one spend).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self
+        """
+        if is_dask_collection(X):
+            raise TypeError(
+                "PrivateStandardScaler.partial_fit takes in-memory batches; pass "
+                "a dask collection to fit (reduced on the workers, one release), "
+                "or compute its blocks and partial_fit each."
+            )
+        running = getattr(self, "_running", None)
+        X = validate_data(self, X, dtype=np.float64, reset=running is None)
+        n, d = X.shape
+        private = not math.isinf(self.epsilon)
+        if running is None:
+            lower, upper = feature_bounds(self, X, d)
+        else:
+            lower, upper = self.bounds_
+            if running.signature != self._signature:
+                raise ValueError(
+                    "epsilon changed to or from inf, or with_mean/with_std "
+                    "changed, since the running totals began: call fit to "
+                    "start again."
+                )
+        mech = None
+        if private and self._releases:
+            mech = self._mechanism((upper - lower) / 2)
+        index = 0 if running is None else running.releases
+        spend, release, variance = self._spend, None, 0.0
+        if self._releases:
+            batch = _block_moments(
+                X,
+                lower=lower,
+                upper=upper,
+                with_std=self.with_std,
+                exact=not private,
+                validated=True,
+            )
+            # the batch is validated: record the spend (a refused one draws
+            # nothing), then draw
+            spend = record_spend(
+                spend, type(self).__name__ + ".partial_fit", mechanism=mech
+            )
+            release = batch
+            if private:
+                rng = release_generator(self.random_state, index)
+                release = mech.randomize(batch.sums, random_state=rng)
+                variance = mech.variance
+        if running is not None:
+            if release is not None:
+                release = running.totals + release
+            n, variance = n + running.n, variance + running.noise_variance
+            spend = self.privacy_spent_ + spend
+        self.privacy_spent_ = spend
+        self.bounds_ = (lower, upper)
+        self._set_model(
+            _Running(release, n, variance, index + 1, self._signature), mech
+        )
         return self
 
     def _mechanism(self, half_widths):

@@ -1,7 +1,11 @@
 """Validation, random state and privacy-audit helpers."""
 
 from skdp.utils._audit import AuditResult, audit_mechanism, empirical_epsilon
-from skdp.utils._random import check_random_state, noise_generator
+from skdp.utils._random import (
+    check_random_state,
+    noise_generator,
+    release_generator,
+)
 from skdp.utils._validation import (
     check_bounds,
     check_data_norm,
@@ -33,4 +37,5 @@ __all__ = [
     "infer_bounds",
     "infer_data_norm",
     "noise_generator",
+    "release_generator",
 ]

@@ -118,3 +118,28 @@ def _warn_known_seed(random_state):
         ReproducibleNoiseWarning,
         stacklevel=external_stacklevel(2),
     )
+
+
+def release_generator(random_state, index):
+    """The noise generator of the ``index``-th release added to one model.
+
+    For estimators that add a release per call (``partial_fit``):
+    :func:`noise_generator` of ``random_state`` (fresh OS entropy unless
+    reproducible noise is switched on). Under the opt-in an int seed would draw
+    the same noise for every release, and the releases of two batches would
+    then differ by the exact difference of their statistics. So release
+    ``index >= 1`` of an int seed draws from the seed sequence ``(seed,
+    index)``; release 0 is :func:`noise_generator`'s, and a RandomState or
+    Generator advances with every draw.
+    """
+    seed = random_state
+    if (
+        index
+        and isinstance(seed, numbers.Integral)
+        and not isinstance(seed, bool)
+        and seed >= 0
+    ):
+        seed = np.random.Generator(
+            np.random.PCG64(np.random.SeedSequence([int(seed), int(index)]))
+        )
+    return noise_generator(seed)
