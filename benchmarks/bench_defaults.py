@@ -35,6 +35,10 @@ the paired difference (same split and seed): "ok" if the default is the best
 or the best's mean advantage is at most 2 paired standard errors, "LOSES"
 otherwise.
 
+``--family fresh`` runs the tasks added after every default was chosen
+(``_forest_fresh_tasks.py``, binary; ``_fresh_regression_tasks.py``,
+regression): a third check that no choice saw.
+
 Quick mode: 3 seeds, tuning tasks' training rows capped at 20,000 (Fertility,
 Adult, the large regressions). Full mode: 10 seeds, no cap. ::
 
@@ -246,7 +250,7 @@ def summary(rows):
         "|---|---|---|---|---|",
     ]
     for kind in ("binary", "regression"):
-        for family in (fam.TUNING, fam.EVALUATION):
+        for family in (fam.TUNING, fam.EVALUATION, FRESH):
             sel = [r for r in rows if r["kind"] == kind and r["family"] == family]
             if not sel:
                 continue
@@ -270,10 +274,27 @@ def losses(rows):
     return "\n".join(out) or "(none)"
 
 
+FRESH = "fresh"
+
+
+def _fresh_tasks(kind):
+    """The tasks added after every default was chosen (no choice saw them)."""
+    import _forest_fresh_tasks
+    import _fresh_regression_tasks
+
+    makers = {
+        "binary": _forest_fresh_tasks.FRESH_BINARY,
+        "regression": _fresh_regression_tasks.FRESH_REGRESSION,
+    }[kind]
+    return [make() for make in makers]
+
+
 def _run(kinds, families, n_seeds, cap, quick):
     rows = []
     for kind in kinds:
         fams = fam.families(kind, synthetic_n=6000 if quick else 40_000)
+        if FRESH in families:
+            fams[FRESH] = _fresh_tasks(kind)
         for family in families:
             for task in fams[family]:
                 t0 = time.time()
@@ -311,10 +332,18 @@ def main(
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     (Path(out_dir) / f"{name}.json").write_text(json.dumps(rows))
     mode = "quick" if quick else "full"
+    flags = "" if quick else " --full"
+    if tuple(kinds) != ("binary", "regression"):
+        flags += "".join(f" --kind {k}" for k in kinds)
+    if tuple(families) != (fam.TUNING, fam.EVALUATION):
+        flags += "".join(f" --family {f}" for f in families)
+    if name != f"defaults_{mode}":
+        flags += f" --name {name}"
+    plural = "family" if len(families) == 1 else "families"
     text = [
-        f"# Defaults on the tuning and evaluation families ({mode})",
+        f"# Defaults on the {' and '.join(families)} {plural} ({mode})",
         "",
-        f"`nice python benchmarks/bench_defaults.py{'' if quick else ' --full'}`; "
+        f"`nice python benchmarks/bench_defaults.py{flags}`; "
         f"{n_seeds} seeds (70/30 splits, seeds 0..{n_seeds - 1}, reproducible "
         f"noise switched on explicitly); {machine_description()}; "
         f"{time.time() - start:.0f} s. Binary: test accuracy; regression: test MSE "
@@ -340,7 +369,9 @@ if __name__ == "__main__":
     parser.add_argument("--full", action="store_true", help="10 seeds, no cap")
     parser.add_argument("--out-dir", default="benchmarks/results")
     parser.add_argument("--kind", choices=["binary", "regression"], default=None)
-    parser.add_argument("--family", choices=[fam.TUNING, fam.EVALUATION], default=None)
+    parser.add_argument(
+        "--family", choices=[fam.TUNING, fam.EVALUATION, FRESH], default=None
+    )
     parser.add_argument("--seeds", type=int, default=None)
     parser.add_argument("--name", default=None)
     args = parser.parse_args()
