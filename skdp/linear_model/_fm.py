@@ -68,11 +68,26 @@ def _all_finite(a):
     return bool(np.isfinite(a).all())  # a finite array whose sum overflowed
 
 
+# attributes of a partial_fit stream that never go into a pickle (__getstate__)
+_IN_PROCESS_ONLY = ("_stats", "_rng")
+
+
 class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator):
     """The three steps (statistics, release, solve) and their drivers."""
 
     _parameter_constraints = {**FM_PARAMETER_CONSTRAINTS, **PRIVATE_BOUNDS_CONSTRAINTS}
     _centre_domain = True
+
+    def __getstate__(self):
+        # partial_fit's exact running sums and its noise generator (whose state
+        # can be stepped back to the draws already made) stay in this process:
+        # with either, whoever holds a pickle of the model could take its noise
+        # off. The pickle marks the stream as ended instead.
+        state = super().__getstate__()
+        if isinstance(state, dict) and "_stats" in state:
+            state = {k: v for k, v in state.items() if k not in _IN_PROCESS_ONLY}
+            state["_stream_ended"] = True
+        return state
 
     # ------------------------------------------------------------ the steps
     def statistics(self, X, y):
@@ -201,7 +216,7 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
                 "stats were computed for another objective or declared domain "
                 "than this estimator's: " + ", ".join(diff) + "."
             )
-        for attr in ("_stats", "_rng", "feature_names_in_"):
+        for attr in ("_stats", "_rng", "_stream_ended", "feature_names_in_"):
             self.__dict__.pop(attr, None)
         self.n_features_in_ = stats.n_features
         if names is not None:
@@ -333,7 +348,13 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
         # numbers before any spend: a string (categorical) column fails here
         X = as_numeric(X)
         rng = noise_generator(self.random_state)
-        for attr in ("_stats", "_rng", "bounds_privacy_spent_", "_bounds_epsilon"):
+        for attr in (
+            "_stats",
+            "_rng",
+            "_stream_ended",
+            "bounds_privacy_spent_",
+            "_bounds_epsilon",
+        ):
             self.__dict__.pop(attr, None)
         y = self._prepare_y(y, first_call=True)
         # refused before the ranges' release spends (checked again at the release)
@@ -388,7 +409,7 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
         self._check_privacy_params()
         self._refuse_private_bounds("fit_chunks")
         rng = noise_generator(self.random_state)
-        for attr in ("_stats", "_rng"):
+        for attr in ("_stats", "_rng", "_stream_ended"):
             self.__dict__.pop(attr, None)
         stats = domain = None
         for i, (X, y) in enumerate(chunks):
@@ -409,6 +430,14 @@ class _BaseFM(FMDomainMixin, FMPrivacyMixin, BudgetTrackingMixin, BaseEstimator)
     def _partial_fit(self, X, y, classes=None):
         self._check_privacy_params()
         self._refuse_private_bounds("partial_fit")
+        if getattr(self, "_stream_ended", False):
+            raise ValueError(
+                "this model was unpickled or copied after partial_fit: the exact "
+                "running sums never leave the process that made them (they would "
+                "let anyone holding the pickle remove the noise), so its stream "
+                "cannot continue here. Call fit (or partial_fit after fit) to start "
+                "a new one, or continue on the original object."
+            )
         first = not hasattr(self, "_stats")
         X, y = validate_data(
             self, X, y, reset=first, y_numeric=self._objective == "squared"

@@ -113,7 +113,10 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
     **Chunks.** ``fit_chunks`` accumulates the sums and releases once.
     ``partial_fit`` releases a fresh noisy model from the running sums after every
     call: k calls on overlapping data compose sequentially to ``k * epsilon``
-    (``privacy_spent_`` says so).
+    (``privacy_spent_`` says so). The exact running sums (and the noise
+    generator) stay in the process that made them: a pickled or copied model
+    carries only what was released, predicts as before, and refuses to
+    continue the stream (``fit`` starts a new one).
 
     References
     ----------
@@ -182,6 +185,8 @@ class FMLinearRegression(FMRegressorMixin, _BaseFM):
         the releases since the first ``partial_fit`` (a call after :meth:`fit`
         starts new running sums; :func:`skdp.accounting.track_budget` records
         every release). Use :meth:`fit_chunks` for one release over many chunks.
+        The exact running sums never go into a pickle or copy of the model,
+        which therefore cannot continue the stream (``fit`` starts a new one).
 
         Returns
         -------

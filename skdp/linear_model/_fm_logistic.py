@@ -357,7 +357,9 @@ class FMLogisticRegression(MulticlassFMClassifierMixin, _BaseFM):
             contain both.
 
         Every call is a release of the running sums and spends ``epsilon`` (and
-        ``delta``) again; ``privacy_spent_`` is the sequential composition.
+        ``delta``) again; ``privacy_spent_`` is the sequential composition. The
+        exact running sums never go into a pickle or copy of the model, which
+        therefore cannot continue the stream (``fit`` starts a new one).
 
         Returns
         -------
