@@ -293,7 +293,10 @@ BENCH_ABOUT = {
         "tasks, mostly small ones with a strong signal, but loses on the "
         "tuning tasks (the share costs accuracy on the large tasks, and on "
         "small weak-signal tasks the noisy estimate points to too small a "
-        "ridge), so the default keeps the data-free rule."
+        "ridge), so the default keeps the data-free rule. ``max_pt``: the "
+        "ridge's norm guess is the larger of the public guess and the pilot's "
+        "estimate; ``max_lcb``: the larger of the public guess and the "
+        "estimate's one-sided 95% lower bound."
     ),
     "soft_average": (
         "Whether :class:`~skdp.linear_model.FMLinearRegression`'s "
