@@ -304,7 +304,12 @@ BENCH_ABOUT = {
         "risk as estimated from the release itself (softly, or by dropping "
         "members far above the smallest estimate). None does better than "
         "the plain mean on the tuning family in a way the held-out family "
-        "confirms, so the default stays the plain mean."
+        "confirms, so the default stays the plain mean. With ``T`` the "
+        "standard deviation of the risk estimate (from the known noise): "
+        "``soft1`` and ``soft2`` weight each member by ``exp(-(risk - "
+        "smallest) / (c T))``, ``c`` = 1, 2; ``keep2`` is the plain mean of "
+        "the members within ``2 T`` of the smallest estimate; ``pick`` is "
+        "the member with the smallest."
     ),
     "diffprivlib_cluster_forest_fresh": (
         "The private forest and tree against diffprivlib's at equal guarantee "
