@@ -241,26 +241,12 @@ def fit_random_tree(X, codes, lower, upper, depth, n_classes, epsilon, rng):
 
 def resolve_classes(classes, y, private):
     """The declared classes (checked against ``y``), or ``y``'s with a warning."""
-    from sklearn.utils.multiclass import type_of_target
-
+    from skdp.utils import check_classes, check_labels_in
     from skdp.utils.privacy_warnings import warn_privacy_leak
 
     if classes is not None:
-        declared = np.asarray(classes)
-        if declared.ndim != 1 or declared.size == 0:
-            raise ValueError(
-                f"classes must be a non-empty 1-d array-like, got {classes!r}."
-            )
-        found = np.unique(declared)
-        if found.size != declared.size:
-            raise ValueError(f"classes has repeated labels: {classes!r}.")
-        type_of_target(found, input_name="classes", raise_unknown=True)
-        unknown = ~np.isin(y, found)
-        if np.any(unknown):
-            raise ValueError(
-                f"y contains labels not in classes {found.tolist()}: "
-                f"{np.unique(y[unknown])[:5].tolist()}."
-            )
+        found = check_classes(classes)
+        check_labels_in(y, found)
         return found
     if private:
         warn_privacy_leak(

@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 from scipy import optimize, special
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from skdp._moments import moment_sensitivity
@@ -20,7 +20,7 @@ from skdp.naive_bayes._nb_statistics import (
     dask_class_stats,
     weighted,
 )
-from skdp.utils import feature_bounds, noise_generator
+from skdp.utils import check_classes, check_labels_in, feature_bounds, noise_generator
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.dask_rows import dask_labels, dask_shape, is_dask_collection
 from skdp.utils.privacy_warnings import warn_privacy_leak
@@ -399,43 +399,20 @@ class PrivateGaussianNB(
     def _private(self):
         return not math.isinf(self.epsilon)
 
-    @staticmethod
-    def _class_set(classes, name):
-        declared = np.asarray(classes)
-        if declared.ndim != 1 or declared.size == 0:
-            raise ValueError(
-                f"{name} must be a non-empty 1-d array-like, got {classes!r}."
-            )
-        found = np.unique(declared)
-        if found.size != declared.size:
-            raise ValueError(f"{name} has repeated labels: {classes!r}.")
-        type_of_target(found, input_name=name, raise_unknown=True)
-        return found
-
-    @staticmethod
-    def _check_labels(y, found, name):
-        unknown = np.zeros(0, bool) if y is None else ~np.isin(y, found)
-        if np.any(unknown):
-            raise ValueError(
-                f"y contains labels not in {name} {found.tolist()}: "
-                f"{np.unique(y[unknown])[:5].tolist()}."
-            )
-
     def _resolve_classes(self, y, classes=None):
         """The class set: declared ``classes``, else ``partial_fit``'s
         ``classes`` argument (both given: equal), else read off ``y``."""
         if self.classes is not None or classes is not None:
-            found = self._class_set(
-                self.classes if self.classes is not None else classes, "classes"
-            )
+            found = check_classes(self.classes if self.classes is not None else classes)
             if self.classes is not None and classes is not None:
-                given = self._class_set(classes, "classes")
+                given = check_classes(classes)
                 if not np.array_equal(given, found):
                     raise ValueError(
                         f"partial_fit's classes={given.tolist()} differs from the "
                         f"declared classes={found.tolist()}."
                     )
-            self._check_labels(y, found, "classes")
+            if y is not None:
+                check_labels_in(y, found)
             return found
         if self._private:
             warn_privacy_leak(

@@ -16,7 +16,12 @@ from skdp.naive_bayes._nb_statistics import (
     merge_class_stats,
     weighted,
 )
-from skdp.utils import feature_bounds, release_generator
+from skdp.utils import (
+    check_classes,
+    check_labels_in,
+    feature_bounds,
+    release_generator,
+)
 from skdp.utils.atomic_fit import atomic_fit
 from skdp.utils.dask_rows import is_dask_collection
 from skdp.utils.sklearn_compat import fit_context, validate_data
@@ -121,14 +126,14 @@ class NBPartialFitMixin:
     def _later_classes(self, y, classes):
         """The classes of a call after the first: ``classes_``, unchanged."""
         if classes is not None:
-            given = self._class_set(classes, "classes")
+            given = check_classes(classes)
             if not np.array_equal(given, self.classes_):
                 raise ValueError(
                     f"partial_fit's classes={given.tolist()} differs from "
                     f"classes_={self.classes_.tolist()} of the earlier calls "
                     "(call fit to start again)."
                 )
-        self._check_labels(y, self.classes_, "classes_")
+        check_labels_in(y, self.classes_, "classes_")
         return self.classes_
 
     @fit_context(prefer_skip_nested_validation=True)

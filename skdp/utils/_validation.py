@@ -404,3 +404,39 @@ def infer_data_norm(X, name="data_norm"):
     )
     norm = float(np.linalg.norm(X, axis=1).max()) if X.size else 0.0
     return norm if norm > 0 else 1.0
+
+
+def check_classes(classes, name="classes"):
+    """A declared class set: sorted unique labels, refused if empty, not 1-d,
+    repeated or of a target type scikit-learn does not know.
+
+    Parameters
+    ----------
+    classes : array-like of shape (n_classes,)
+    name : str, default="classes"
+        The parameter's name, for the messages.
+
+    Returns
+    -------
+    ndarray of shape (n_classes,)
+    """
+    from sklearn.utils.multiclass import type_of_target
+
+    declared = np.asarray(classes)
+    if declared.ndim != 1 or declared.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-d array-like, got {classes!r}.")
+    found = np.unique(declared)
+    if found.size != declared.size:
+        raise ValueError(f"{name} has repeated labels: {classes!r}.")
+    type_of_target(found, input_name=name, raise_unknown=True)
+    return found
+
+
+def check_labels_in(y, classes, name="classes"):
+    """Refuse labels of ``y`` outside ``classes`` (naming up to five of them)."""
+    unknown = ~np.isin(y, classes)
+    if np.any(unknown):
+        raise ValueError(
+            f"y contains labels not in {name} {np.asarray(classes).tolist()}: "
+            f"{np.unique(y[unknown])[:5].tolist()}."
+        )
